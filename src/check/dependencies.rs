@@ -1,0 +1,153 @@
+//! VAL-8 (`dependency-bounds`) and VAL-9 (`dependency-quarantine`): shape and compatibility of
+//! the managed Python requirements. (PEP 508 hygiene, VAL-7, is reported while loading.)
+
+use uv_pep440::{Operator, Version, VersionSpecifiers};
+use uv_pep508::VersionOrUrl;
+
+use crate::diag::{CheckId, Diagnostic};
+use crate::hermes_core::CoreLock;
+use crate::package::declarations::{Declarations, DeclaredRequirement};
+
+/// Runs the dependency rules on the managed requirements.
+pub fn check(decl: &Declarations, core: Option<&CoreLock>, out: &mut Vec<Diagnostic>) {
+    for req in &decl.managed {
+        bounds(req, out);
+        if let Some(core) = core {
+            quarantine(req, core, out);
+        }
+    }
+}
+
+fn specifiers(req: &DeclaredRequirement) -> Option<&VersionSpecifiers> {
+    match &req.requirement.version_or_url {
+        Some(VersionOrUrl::VersionSpecifier(specs)) => Some(specs),
+        _ => None,
+    }
+}
+
+/// The suggested upper bound for a floor: the next major release, or before 1.0 three
+/// minor releases up (`>=0.29` → `<0.32`).
+pub fn suggested_ceiling(floor: &Version) -> String {
+    let release = floor.release();
+    let major = release.first().copied().unwrap_or(0);
+    if major >= 1 {
+        format!("{}", major + 1)
+    } else {
+        let minor = release.get(1).copied().unwrap_or(0);
+        format!("0.{}", minor + 3)
+    }
+}
+
+fn bounds(req: &DeclaredRequirement, out: &mut Vec<Diagnostic>) {
+    let name = req.requirement.name.to_string();
+    let Some(specs) = specifiers(req).filter(|s| !s.is_empty()) else {
+        out.push(
+            Diagnostic::warning(
+                CheckId::DependencyBounds,
+                &req.file,
+                req.pos,
+                format!(
+                    "`{}` has no version constraint: every future release is accepted unchecked",
+                    req.raw
+                ),
+            )
+            .value(&req.raw)
+            .hint(format!(
+                "Pin the range you tested, e.g. `{name}>=X.Y,<X+1`."
+            )),
+        );
+        return;
+    };
+    let bounded = specs.iter().any(|s| {
+        matches!(
+            s.operator(),
+            Operator::LessThan
+                | Operator::LessThanEqual
+                | Operator::Equal
+                | Operator::EqualStar
+                | Operator::ExactEqual
+                | Operator::TildeEqual
+        )
+    });
+    if bounded {
+        return;
+    }
+    let floor = specs
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.operator(),
+                Operator::GreaterThanEqual | Operator::GreaterThan
+            )
+        })
+        .map(|s| s.version().clone())
+        .max();
+    let hint = match &floor {
+        Some(f) => format!("Use `{name}>={f},<{}`.", suggested_ceiling(f)),
+        None => format!("Add an upper bound, e.g. `{name}>=X.Y,<X+1`."),
+    };
+    out.push(
+        Diagnostic::warning(
+            CheckId::DependencyBounds,
+            &req.file,
+            req.pos,
+            format!(
+                "`{}` has no upper bound: every future release is accepted unchecked",
+                req.raw
+            ),
+        )
+        .value(&req.raw)
+        .hint(hint),
+    );
+}
+
+fn quarantine(req: &DeclaredRequirement, core: &CoreLock, out: &mut Vec<Diagnostic>) {
+    let Some(locked) = core.get(&req.requirement.name) else {
+        return;
+    };
+    let Some(specs) = specifiers(req) else {
+        return;
+    };
+    if specs.contains(&locked.version) {
+        return;
+    }
+    let when = req
+        .raw
+        .split_once(';')
+        .map(|(_, m)| format!(" (where `{}` applies)", m.trim()))
+        .unwrap_or_default();
+    out.push(
+        Diagnostic::error(
+            CheckId::DependencyQuarantine,
+            &req.file,
+            req.pos,
+            format!(
+                "`{}` excludes Hermes core's {}=={}{when}: plugins share core's environment, so this can never resolve",
+                req.raw, locked.name, locked.version
+            ),
+        )
+        .value(&req.raw)
+        .hint(format!(
+            "Widen the range to admit {}; a newer release becomes possible only when Hermes core moves its pin.",
+            locked.version
+        )),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    #[test]
+    fn ceilings() {
+        assert_eq!(
+            suggested_ceiling(&Version::from_str("0.29").unwrap()),
+            "0.32"
+        );
+        assert_eq!(
+            suggested_ceiling(&Version::from_str("2.0.10").unwrap()),
+            "3"
+        );
+    }
+}

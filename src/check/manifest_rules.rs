@@ -1,0 +1,283 @@
+//! Rules on native manifest fields: required fields (VAL-2), `requires_hermes` (VAL-3),
+//! environment variable names (VAL-5), capabilities (VAL-13), `requires_auth` (VAL-18),
+//! platforms.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::diag::{CheckId, Diagnostic, did_you_mean};
+use crate::known;
+use crate::located::Pos;
+use crate::package::Spanned;
+use crate::package::manifest::Manifest;
+
+static ENV_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Z][A-Z0-9_]*$").expect("valid regex"));
+static CLAUSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(>=|<=|==|!=|>|<)?\s*(.*?)\s*$").expect("valid regex"));
+
+/// Runs the manifest-field rules.
+pub fn check(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
+    required_fields(m, file, out);
+    if let Some(spec) = &m.requires_hermes {
+        check_requires_hermes(spec, file, out);
+    }
+    env_names(m, file, out);
+    capabilities(m, file, out);
+    requires_auth(m, file, out);
+    platforms(m, file, out);
+}
+
+fn required_fields(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
+    let fields = [
+        ("name", &m.name),
+        ("version", &m.version),
+        ("description", &m.description),
+    ];
+    for (field, value) in fields {
+        match value {
+            None => out.push(
+                Diagnostic::error(CheckId::ManifestFields, file, Pos::START, format!("`{field}` is missing"))
+                    .hint(match field {
+                        "name" => "Add `name:` (Hermes falls back to the directory name, but catalogs and reports need it).",
+                        "version" => "Add `version: \"1.0.0\"` (a string).",
+                        _ => "Add `description:` — one sentence on what the plugin does.",
+                    }),
+            ),
+            Some(v) if v.value.trim().is_empty() => out.push(
+                Diagnostic::error(CheckId::ManifestFields, file, v.pos, format!("`{field}` is empty"))
+                    .value(&v.value),
+            ),
+            Some(_) => {}
+        }
+    }
+}
+
+/// VAL-3: every clause of a `requires_hermes` spec parses, and no floor is a date (CalVer).
+pub fn check_requires_hermes(spec: &Spanned<String>, file: &str, out: &mut Vec<Diagnostic>) {
+    if spec.value.trim().is_empty() {
+        out.push(
+            Diagnostic::error(
+                CheckId::RequiresHermes,
+                file,
+                spec.pos,
+                "requires_hermes is empty",
+            )
+            .hint("Write a constraint such as `>=0.19, <1.0`, or remove the field."),
+        );
+        return;
+    }
+    for clause in spec.value.split(',') {
+        let clause = clause.trim();
+        if clause.is_empty() {
+            out.push(
+                Diagnostic::error(
+                    CheckId::RequiresHermes,
+                    file,
+                    spec.pos,
+                    "requires_hermes has an empty clause (two commas, or a trailing comma)",
+                )
+                .value(&spec.value),
+            );
+            continue;
+        }
+        let caps = CLAUSE
+            .captures(clause)
+            .expect("the clause pattern matches any text");
+        let op = caps.get(1).map_or(">=", |m| m.as_str());
+        let target = caps.get(2).map_or("", |m| m.as_str());
+        let Some(parts) = version_parts(target) else {
+            out.push(
+                Diagnostic::error(
+                    CheckId::RequiresHermes,
+                    file,
+                    spec.pos,
+                    format!("requires_hermes clause `{clause}` does not parse: expected an operator (>=, >, <=, <, ==, !=) and a version such as 0.19"),
+                )
+                .value(clause),
+            );
+            continue;
+        };
+        if matches!(op, ">=" | ">" | "==") && parts.first().is_some_and(|major| *major >= 1900) {
+            out.push(
+                Diagnostic::error(
+                    CheckId::RequiresHermes,
+                    file,
+                    spec.pos,
+                    format!("requires_hermes clause `{clause}` is a date-like (CalVer) floor; Hermes versions are 0.x.y, so it can never be satisfied"),
+                )
+                .value(clause)
+                .hint("Use the Hermes release you need, e.g. `>=0.19`."),
+            );
+        }
+    }
+}
+
+/// The numeric release of a version as Hermes reads it: `v` prefix and `-`/`+` suffix dropped,
+/// every dot-separated segment numeric.
+fn version_parts(text: &str) -> Option<Vec<u64>> {
+    let text = text.trim().trim_start_matches('v');
+    let release = text.split(['-', '+']).next()?;
+    if release.is_empty() {
+        return None;
+    }
+    release.split('.').map(|p| p.parse::<u64>().ok()).collect()
+}
+
+fn env_names(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (field, vars) in [
+        ("requires_env", &m.requires_env),
+        ("optional_env", &m.optional_env),
+    ] {
+        for var in vars {
+            let name = &var.name.value;
+            if !ENV_NAME.is_match(name) {
+                let upper: String = name
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_ascii_uppercase()
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                out.push(
+                    Diagnostic::error(
+                        CheckId::RequiresEnv,
+                        file,
+                        var.name.pos,
+                        format!(
+                            "{field} name `{name}` is not UPPER_SNAKE_CASE (^[A-Z][A-Z0-9_]*$)"
+                        ),
+                    )
+                    .value(name)
+                    .hint(format!("Rename it, e.g. `{upper}`.")),
+                );
+            }
+            if !seen.insert(name) {
+                out.push(
+                    Diagnostic::warning(
+                        CheckId::RequiresEnv,
+                        file,
+                        var.name.pos,
+                        format!("environment variable `{name}` is listed more than once"),
+                    )
+                    .value(name)
+                    .hint("List each variable once, in requires_env or optional_env."),
+                );
+            }
+        }
+    }
+}
+
+fn capabilities(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
+    let mut seen = HashSet::new();
+    for cap in &m.capabilities {
+        if known::capability(&cap.value).is_none() {
+            let ids = known::CAPABILITIES.iter().map(|c| c.id);
+            let mut d = Diagnostic::warning(
+                CheckId::Capabilities,
+                file,
+                cap.pos,
+                format!("unknown capability `{}` is ignored by Hermes", cap.value),
+            )
+            .value(&cap.value);
+            d = match did_you_mean(&cap.value, ids) {
+                Some(s) => d.hint(format!("Did you mean `{s}`?")),
+                None => d.hint(format!(
+                    "Known capabilities: {}.",
+                    known::CAPABILITIES
+                        .iter()
+                        .map(|c| c.id)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            };
+            out.push(d);
+        } else if !seen.insert(cap.value.as_str()) {
+            out.push(
+                Diagnostic::info(
+                    CheckId::Capabilities,
+                    file,
+                    cap.pos,
+                    format!("capability `{}` is listed more than once", cap.value),
+                )
+                .value(&cap.value),
+            );
+        }
+    }
+}
+
+fn requires_auth(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
+    for provider in &m.requires_auth {
+        if !known::AUTH_PROVIDERS.contains(&provider.value.as_str()) {
+            let mut d = Diagnostic::warning(
+                CheckId::RequiresAuth,
+                file,
+                provider.pos,
+                format!(
+                    "requires_auth provider `{}` is not one Hermes 0.19 knows (known: {})",
+                    provider.value,
+                    known::AUTH_PROVIDERS.join(", ")
+                ),
+            )
+            .value(&provider.value);
+            if let Some(s) = did_you_mean(&provider.value, known::AUTH_PROVIDERS.iter().copied()) {
+                d = d.hint(format!("Did you mean `{s}`?"));
+            }
+            out.push(d);
+        }
+    }
+}
+
+fn platforms(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
+    for p in &m.platforms {
+        if !known::PLATFORMS.contains(&p.value.as_str()) {
+            let mut d = Diagnostic::warning(
+                CheckId::ManifestFields,
+                file,
+                p.pos,
+                format!(
+                    "unknown platform `{}` (known: {})",
+                    p.value,
+                    known::PLATFORMS.join(", ")
+                ),
+            )
+            .value(&p.value);
+            if let Some(s) = did_you_mean(&p.value, known::PLATFORMS.iter().copied()) {
+                d = d.hint(format!("Did you mean `{s}`?"));
+            }
+            out.push(d);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(spec: &str) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        check_requires_hermes(
+            &Spanned::new(spec.to_string(), Pos::START),
+            "plugin.yaml",
+            &mut out,
+        );
+        out
+    }
+
+    #[test]
+    fn requires_hermes_clauses() {
+        assert!(run(">=0.19, <1.0").is_empty());
+        assert!(run("0.19").is_empty());
+        assert!(run(">=v0.19.0-rc1").is_empty());
+        assert_eq!(run(">=2025.10.1").len(), 1);
+        assert_eq!(run(">=0.19,,<1").len(), 1);
+        assert_eq!(run("~=0.19").len(), 1);
+        assert_eq!(run(">= latest").len(), 1);
+    }
+}

@@ -1,0 +1,341 @@
+//! Diagnostics: what a check found, where, and how to fix it; plus the table of check ids.
+//!
+//! Every finding carries a stable check id (see [`CheckId`]), a severity, a message that says
+//! what is wrong, an optional fix hint, and a location: a file relative to the package root
+//! with a 1-based line and column. Where a finding is about a component of a package (a
+//! portable skill or MCP server) it names the component as `skill:<dir>` or `mcp:<server>`.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::located::Pos;
+
+/// How serious a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Informational; never fails anything.
+    Info,
+    /// Fails only under `--strict`.
+    Warning,
+    /// Fails validation.
+    Error,
+}
+
+impl Severity {
+    /// The lowercase name used in every output format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+macro_rules! checks {
+    ($( $variant:ident => $id:literal, $spec:literal, $severity:ident, $title:literal, $help:literal; )*) => {
+        /// A stable check id. The string form (`manifest`, `requires-env`, …) is what reports,
+        /// SARIF rules and CI scripts use; it never changes once released.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum CheckId {
+            $(
+                #[doc = $title]
+                $variant,
+            )*
+        }
+
+        impl CheckId {
+            /// Every check, in documentation order.
+            pub const ALL: &'static [CheckId] = &[$(CheckId::$variant,)*];
+
+            /// The stable string id.
+            pub fn as_str(self) -> &'static str {
+                match self { $(CheckId::$variant => $id,)* }
+            }
+
+            /// The spec feature this check implements (e.g. `VAL-5`).
+            pub fn spec(self) -> &'static str {
+                match self { $(CheckId::$variant => $spec,)* }
+            }
+
+            /// The usual severity of this check's findings (individual findings may differ).
+            pub fn default_severity(self) -> Severity {
+                match self { $(CheckId::$variant => Severity::$severity,)* }
+            }
+
+            /// A one-line title.
+            pub fn title(self) -> &'static str {
+                match self { $(CheckId::$variant => $title,)* }
+            }
+
+            /// A paragraph on what the check looks at and how to satisfy it.
+            pub fn help(self) -> &'static str {
+                match self { $(CheckId::$variant => $help,)* }
+            }
+        }
+    };
+}
+
+checks! {
+    Layout => "layout", "MAN-4", Error,
+        "Plugin directory layout and plugin keys",
+        "Plugins live at <root>/<plugin>/ or <root>/<category>/<plugin>/ with plugin.yaml (or plugin.yml) or plugin.json at their root. Keys must be unique within a root; plugin.yaml wins over plugin.yml and over plugin.json in the same directory.";
+    Manifest => "manifest", "VAL-1", Error,
+        "plugin.yaml parses as a YAML mapping",
+        "The manifest must be readable UTF-8 (a BOM is fine) holding exactly one YAML document whose top level is a mapping of field names to values.";
+    ManifestFields => "manifest-fields", "VAL-2", Error,
+        "Manifest fields are present and well-typed",
+        "name, version and description must be present and strings; every other field must have the type MAN-1/MAN-2 gives it. Unknown fields are ignored with a warning (check the spelling).";
+    RequiresHermes => "requires-hermes", "VAL-3", Error,
+        "requires_hermes is a valid version constraint",
+        "requires_hermes is a comma-separated list of comparator clauses such as `>=0.19, <1.0`. Hermes versions are 0.x.y: a date-like (CalVer) floor such as `>=2025.1` can never match.";
+    ConfigSchema => "config-schema", "VAL-4", Error,
+        "config_schema entries are well-formed",
+        "config_schema maps each setting key to {type, default, label|title, description, required, choices|enum, env}. The default must match the type (a boolean is not an integer), choices must contain the default, and a secret entry names its .env variable with env and never carries a value.";
+    RequiresEnv => "requires-env", "VAL-5", Error,
+        "requires_env / optional_env entries are well-formed",
+        "Each entry is either a variable name or a mapping with name (plus description, url, prompt, secret/password). Names are UPPER_SNAKE_CASE: ^[A-Z][A-Z0-9_]*$.";
+    Loadable => "loadable", "VAL-6", Error,
+        "The package has something to load",
+        "A native package needs __init__.py (exposing register(ctx)), desktop/plugin.js, plugin.json, or provides_locales with a locales/ directory next to plugin.yaml. A pip-layout package needs a directory-plugin wrapper: a root __init__.py that imports and re-exports register.";
+    PythonDependencies => "python-dependencies", "VAL-7", Error,
+        "Python dependency declarations are valid PEP 508",
+        "Dependencies come from pyproject.toml [project].dependencies, else python_dependencies + pip_dependencies in plugin.yaml. Each must parse as PEP 508; direct-URL requirements are not managed (use python_runtime: external); a dependency on hermes-agent itself is dropped.";
+    DependencyBounds => "dependency-bounds", "VAL-8", Warning,
+        "Dependencies have an upper bound",
+        "A bare lower bound accepts every future release unchecked. Use >=floor,<next_major (before 1.0, e.g. >=0.29,<0.32).";
+    DependencyQuarantine => "dependency-quarantine", "VAL-9", Error,
+        "Dependencies admit Hermes core's locked versions",
+        "Plugins share one environment with Hermes core. A requirement that excludes the version core's uv.lock pins for the same package can never be resolved together with core.";
+    Capabilities => "capabilities", "VAL-13", Warning,
+        "Declared capabilities are known",
+        "capabilities lists privileged host surfaces the plugin asks consent for. Unknown ids are ignored at runtime.";
+    Locales => "locales", "VAL-17", Error,
+        "Language packs are complete and text-only",
+        "Each provides_locales id needs a parseable locales/<id>.yaml whose leaves are all strings; <id>.tui.yaml and <id>.desktop.yaml are optional. Locale files for undeclared ids are never loaded.";
+    RequiresAuth => "requires-auth", "VAL-18", Warning,
+        "requires_auth names known providers",
+        "requires_auth lists the provider ids whose signed-in credentials the plugin uses through credentialed_provider_request(...).";
+    Paths => "paths", "VAL-19", Error,
+        "No file or symlink resolves outside the package",
+        "Every file and symlink in the package must resolve inside the package root; a symlink that escapes it (or loops) would let the package read or ship files it does not contain.";
+    PortableManifest => "portable-manifest", "VAL-P1", Error,
+        "plugin.json follows Agent Plugins v1.0.0",
+        "plugin.json needs $schema = https://agent-plugins.org/schemas/1.0.0/plugin.schema.json and a name of 1-64 characters matching ^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$ without `--` or `..`. Unknown top-level fields are ignored; any other violation rejects the package.";
+    Skills => "skills", "VAL-P2", Error,
+        "Portable skills are valid Agent Skills",
+        "Each skills/<dir>/SKILL.md starts with YAML frontmatter between --- lines with name (equal to <dir>, 1-64 chars, ^[a-z0-9]+(-[a-z0-9]+)*$) and description (1-1024 chars). A bad skill is skipped; its siblings still load.";
+    Mcp => "mcp", "VAL-P3", Error,
+        "mcp.json servers are valid and safe to start",
+        "mcp.json holds exactly $schema and mcpServers. stdio commands are one executable token (a bare name or a ./ path inside the package); cwd stays inside its root; streamable-http URLs are absolute https (http only for loopback) without userinfo or fragment. A bad entry is skipped; a bad file disables MCP for the package only.";
+    HermesExtension => "hermes-extension", "VAL-P4", Error,
+        "The com.nousresearch.hermes extension is valid",
+        "extensions.\"com.nousresearch.hermes\".servers.<name> must name an mcp.json server and may set trust (untrusted|full), app, requires and liveness.";
+}
+
+impl fmt::Display for CheckId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    /// Which check produced it.
+    pub check: CheckId,
+    /// How serious it is.
+    pub severity: Severity,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it, when there is something specific to say.
+    pub hint: Option<String>,
+    /// The file, relative to the package root, with `/` separators.
+    pub file: String,
+    /// Where in the file (1:1 when the finding is about the file as a whole).
+    pub pos: Pos,
+    /// The component it concerns (`skill:<dir>`, `mcp:<server>`, `mcp`, …).
+    pub component: Option<String>,
+    /// The offending value as written.
+    pub value: Option<String>,
+}
+
+impl Diagnostic {
+    /// A finding of `check` with the given severity.
+    pub fn new(
+        check: CheckId,
+        severity: Severity,
+        file: impl Into<String>,
+        pos: Pos,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            check,
+            severity,
+            message: message.into(),
+            hint: None,
+            file: file.into(),
+            pos,
+            component: None,
+            value: None,
+        }
+    }
+
+    /// An error finding.
+    pub fn error(
+        check: CheckId,
+        file: impl Into<String>,
+        pos: Pos,
+        message: impl Into<String>,
+    ) -> Self {
+        Self::new(check, Severity::Error, file, pos, message)
+    }
+
+    /// A warning finding.
+    pub fn warning(
+        check: CheckId,
+        file: impl Into<String>,
+        pos: Pos,
+        message: impl Into<String>,
+    ) -> Self {
+        Self::new(check, Severity::Warning, file, pos, message)
+    }
+
+    /// An informational finding.
+    pub fn info(
+        check: CheckId,
+        file: impl Into<String>,
+        pos: Pos,
+        message: impl Into<String>,
+    ) -> Self {
+        Self::new(check, Severity::Info, file, pos, message)
+    }
+
+    /// Adds a fix hint.
+    #[must_use]
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Names the component the finding concerns.
+    #[must_use]
+    pub fn component(mut self, component: impl Into<String>) -> Self {
+        self.component = Some(component.into());
+        self
+    }
+
+    /// Records the offending value as written (shortened and escaped for one-line output).
+    #[must_use]
+    pub fn value(mut self, value: impl AsRef<str>) -> Self {
+        self.value = Some(crate::located::truncate_chars(value.as_ref(), 120));
+        self
+    }
+}
+
+/// A growing list of findings for one file, so loaders don't repeat the file name.
+#[derive(Debug)]
+pub struct Sink<'a> {
+    /// The file findings are attributed to.
+    pub file: String,
+    /// Where findings go.
+    pub out: &'a mut Vec<Diagnostic>,
+}
+
+impl<'a> Sink<'a> {
+    /// A sink writing findings about `file` into `out`.
+    pub fn new(file: impl Into<String>, out: &'a mut Vec<Diagnostic>) -> Self {
+        Sink {
+            file: file.into(),
+            out,
+        }
+    }
+
+    /// Records a finding about this file.
+    pub fn push(
+        &mut self,
+        check: CheckId,
+        severity: Severity,
+        pos: Pos,
+        message: impl Into<String>,
+    ) -> &mut Diagnostic {
+        self.out.push(Diagnostic::new(
+            check,
+            severity,
+            self.file.clone(),
+            pos,
+            message,
+        ));
+        self.out.last_mut().expect("just pushed")
+    }
+}
+
+/// Extension methods to decorate the finding a [`Sink`] just recorded.
+pub trait DiagnosticExt {
+    /// Adds a fix hint.
+    fn with_hint(&mut self, hint: impl Into<String>) -> &mut Self;
+    /// Records the offending value.
+    fn with_value(&mut self, value: impl AsRef<str>) -> &mut Self;
+    /// Names the component.
+    fn with_component(&mut self, component: impl Into<String>) -> &mut Self;
+}
+
+impl DiagnosticExt for Diagnostic {
+    fn with_hint(&mut self, hint: impl Into<String>) -> &mut Self {
+        self.hint = Some(hint.into());
+        self
+    }
+    fn with_value(&mut self, value: impl AsRef<str>) -> &mut Self {
+        self.value = Some(crate::located::truncate_chars(value.as_ref(), 120));
+        self
+    }
+    fn with_component(&mut self, component: impl Into<String>) -> &mut Self {
+        self.component = Some(component.into());
+        self
+    }
+}
+
+/// Suggests the closest known name for a misspelt one ("did you mean …").
+pub fn did_you_mean<'a>(input: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lowered = input.to_ascii_lowercase();
+    known
+        .into_iter()
+        .map(|k| (k, strsim::jaro_winkler(&lowered, k)))
+        .filter(|(_, score)| *score >= 0.85)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(k, _)| k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_ids_are_unique_and_kebab() {
+        let mut seen = std::collections::HashSet::new();
+        for id in CheckId::ALL {
+            assert!(seen.insert(id.as_str()), "duplicate id {id}");
+            assert!(
+                id.as_str()
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '-')
+            );
+        }
+    }
+
+    #[test]
+    fn suggestions() {
+        let known = ["provides_tools", "provides_hooks", "requires_env"];
+        assert_eq!(did_you_mean("provide_tools", known), Some("provides_tools"));
+        assert_eq!(did_you_mean("requires_envs", known), Some("requires_env"));
+        assert_eq!(did_you_mean("zzz", known), None);
+    }
+}

@@ -1,0 +1,148 @@
+//! What this build knows about Hermes Agent 0.19.0: plugin kinds, manifest fields, hooks,
+//! capabilities, auth providers and built-in tools. One table per fact so checks, consent
+//! screens and documentation all read the same list.
+
+/// Plugin kinds Hermes understands; anything else is treated as `standalone`.
+pub const KINDS: &[&str] = &[
+    "standalone",
+    "backend",
+    "exclusive",
+    "platform",
+    "model-provider",
+];
+
+/// Operating systems a plugin can declare in `platforms`.
+pub const PLATFORMS: &[&str] = &["linux", "macos", "windows"];
+
+/// The newest `manifest_version` this build understands.
+pub const SUPPORTED_MANIFEST_VERSION: i64 = 2;
+
+/// `plugin.yaml` fields of manifest v1 (including legacy aliases and reserved names).
+pub const MANIFEST_V1_FIELDS: &[&str] = &[
+    "name",
+    "version",
+    "description",
+    "author",
+    "kind",
+    "label",
+    "provides_tools",
+    "provides_hooks",
+    "hooks",
+    "provides_middleware",
+    "requires_env",
+    "optional_env",
+    "capabilities",
+    "requires_auth",
+    "provides_locales",
+    "platforms",
+    "external_dependencies",
+    "provides_web_providers",
+    "provides_browser_providers",
+    "pip_dependencies",
+    "requires_hermes",
+    "emits",
+    "listens",
+    "hermes",
+    "depends",
+];
+
+/// Fields manifest v2 adds.
+pub const MANIFEST_V2_FIELDS: &[&str] = &[
+    "manifest_version",
+    "api_version",
+    "license",
+    "homepage",
+    "tags",
+    "requires_plugins",
+    "python_dependencies",
+    "config_schema",
+    "python_runtime",
+];
+
+/// Keys of a rich `requires_env` / `optional_env` entry.
+pub const ENV_ENTRY_KEYS: &[&str] = &["name", "description", "url", "prompt", "secret", "password"];
+
+/// `config_schema` types.
+pub const CONFIG_TYPES: &[&str] = &[
+    "str", "string", "int", "integer", "float", "number", "bool", "boolean", "list", "array",
+    "dict", "object", "secret",
+];
+
+/// Keys of a `config_schema` entry.
+pub const CONFIG_ENTRY_KEYS: &[&str] = &[
+    "type",
+    "default",
+    "label",
+    "title",
+    "description",
+    "required",
+    "choices",
+    "enum",
+    "env",
+];
+
+/// A capability a plugin can ask consent for (CAP-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capability {
+    /// The id written in `capabilities`.
+    pub id: &'static str,
+    /// The legacy key under `plugins.entries.<id>.` that grants it.
+    pub legacy_key: &'static str,
+    /// What granting it allows, in plain words.
+    pub risk: &'static str,
+}
+
+/// Every capability id Hermes 0.19.0 knows.
+pub const CAPABILITIES: &[Capability] = &[
+    Capability {
+        id: "tools.override",
+        legacy_key: "allow_tool_override",
+        risk: "replace Hermes' built-in tools (terminal, file access, web) with its own code",
+    },
+    Capability {
+        id: "llm.provider_override",
+        legacy_key: "llm.allow_provider_override",
+        risk: "send host-owned LLM calls to a provider of its choosing",
+    },
+    Capability {
+        id: "llm.model_override",
+        legacy_key: "llm.allow_model_override",
+        risk: "choose which model answers host-owned LLM calls",
+    },
+    Capability {
+        id: "llm.agent_id_override",
+        legacy_key: "llm.allow_agent_id_override",
+        risk: "make LLM calls under another agent's identity",
+    },
+    Capability {
+        id: "llm.profile_override",
+        legacy_key: "llm.allow_profile_override",
+        risk: "make LLM calls with another profile's settings and credentials",
+    },
+    Capability {
+        id: "llm.task_override",
+        legacy_key: "llm.allow_task_override",
+        risk: "attach its LLM calls to tasks it did not start",
+    },
+    Capability {
+        id: "gateway.platform_actions",
+        legacy_key: "allow_platform_actions",
+        risk: "act on messaging platforms (send, edit, react) through the gateway",
+    },
+    Capability {
+        id: "gateway.plugin_status",
+        legacy_key: "allow_plugin_status",
+        risk: "read the status of other plugins",
+    },
+];
+
+/// Looks a capability up by id.
+pub fn capability(id: &str) -> Option<&'static Capability> {
+    CAPABILITIES.iter().find(|c| c.id == id)
+}
+
+/// Provider ids a plugin may name in `requires_auth`.
+pub const AUTH_PROVIDERS: &[&str] = &["openai-codex"];
+
+/// Locale id shape: lowercase BCP-47-like (`pl`, `pt-br`, `zh-hant`).
+pub const LOCALE_ID_PATTERN: &str = r"^[a-z]{2,3}(?:-[a-z0-9]{2,8})*$";

@@ -1,0 +1,11 @@
+//! hermes-plugins: the package manager and catalog toolchain for Hermes Agent plugins.
+
+pub mod check;
+pub mod cli;
+pub mod diag;
+pub mod hermes_core;
+pub mod known;
+pub mod located;
+pub mod package;
+pub mod pkgfs;
+pub mod report;

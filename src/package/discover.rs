@@ -1,0 +1,258 @@
+//! Finding plugin packages under a path (layout discovery).
+//!
+//! Layouts: `<root>/<plugin>/` (flat, key = the plugin's name) and
+//! `<root>/<category>/<plugin>/` (one category level, key = `<category>/<plugin-dir>`).
+//! Anything deeper is ignored. A directory is a plugin when it has `plugin.yaml`,
+//! `plugin.yml` or `plugin.json`; `plugin.yaml` wins over `plugin.yml`, and a native manifest
+//! wins over `plugin.json`. Dunder directories (`__pycache__`) and hidden directories are
+//! skipped. Inside a category, a `plugin.json` that does not declare the Agent Plugins v1
+//! schema is another harness's manifest and is skipped, as Hermes does.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::located::{Limits, json};
+use crate::pkgfs::{MANIFEST_LIMIT, read_limited_text};
+
+use super::portable::plugin_json::PLUGIN_SCHEMA_V1;
+
+/// Which manifest makes a directory a plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManifestKind {
+    /// A native package.
+    Native {
+        /// `plugin.yaml` or `plugin.yml`.
+        file: &'static str,
+        /// Whether `plugin.yml` also exists next to `plugin.yaml` (and is ignored).
+        shadowed_yml: bool,
+        /// Whether `plugin.json` also exists (and is ignored: native wins).
+        shadowed_json: bool,
+    },
+    /// A portable (Agent Plugins v1) package.
+    Portable,
+}
+
+/// A directory that holds a plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// The plugin directory, as reached from the path given.
+    pub dir: PathBuf,
+    /// The category directory name for the category layout.
+    pub category: Option<String>,
+    /// Which manifest it has.
+    pub manifest: ManifestKind,
+}
+
+/// A directory that was looked at and skipped, and why (shown with `-v`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The directory.
+    pub path: PathBuf,
+    /// Why it was skipped.
+    pub reason: &'static str,
+}
+
+/// What discovery found under a path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Discovery {
+    /// Plugins, in sorted order.
+    pub candidates: Vec<Candidate>,
+    /// Directories skipped.
+    pub skipped: Vec<Skipped>,
+}
+
+/// The manifest kind of `dir`, if it is a plugin directory.
+pub fn manifest_kind(dir: &Path) -> Option<ManifestKind> {
+    let exists = |name: &str| fs::symlink_metadata(dir.join(name)).is_ok();
+    let yaml = exists("plugin.yaml");
+    let yml = exists("plugin.yml");
+    let json = exists("plugin.json");
+    if yaml || yml {
+        Some(ManifestKind::Native {
+            file: if yaml { "plugin.yaml" } else { "plugin.yml" },
+            shadowed_yml: yaml && yml,
+            shadowed_json: json,
+        })
+    } else if json {
+        Some(ManifestKind::Portable)
+    } else {
+        None
+    }
+}
+
+/// Finds the plugins at `path`: the plugin itself, or the plugins of a plugins root.
+/// A path to a manifest file stands for its directory.
+pub fn discover(path: &Path) -> io::Result<Discovery> {
+    let meta = fs::metadata(path)?;
+    let dir = if meta.is_file() {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if !matches!(name, "plugin.yaml" | "plugin.yml" | "plugin.json") {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a file; give a plugin directory, a directory of plugins, or a plugin.yaml/plugin.json",
+                    path.display()
+                ),
+            ));
+        }
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    } else {
+        path.to_path_buf()
+    };
+    let mut found = Discovery::default();
+    if let Some(manifest) = manifest_kind(&dir) {
+        found.candidates.push(Candidate {
+            dir,
+            category: None,
+            manifest,
+        });
+        return Ok(found);
+    }
+    scan(&dir, None, &mut found)?;
+    Ok(found)
+}
+
+fn scan(dir: &Path, category: Option<&str>, found: &mut Discovery) -> io::Result<()> {
+    let mut children: Vec<PathBuf> = fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    children.sort();
+    for child in children {
+        let name = child
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if name.starts_with("__") && name.ends_with("__") {
+            found.skipped.push(Skipped {
+                path: child,
+                reason: "dunder directory",
+            });
+            continue;
+        }
+        if name.starts_with('.') {
+            continue;
+        }
+        if !child.is_dir() {
+            continue;
+        }
+        match manifest_kind(&child) {
+            Some(ManifestKind::Portable) if category.is_some() && is_foreign_harness(&child) => {
+                found.skipped.push(Skipped {
+                    path: child,
+                    reason: "foreign-harness plugin.json (not Agent Plugins v1)",
+                });
+            }
+            Some(manifest) => found.candidates.push(Candidate {
+                dir: child,
+                category: category.map(str::to_string),
+                manifest,
+            }),
+            None if category.is_some() => found.skipped.push(Skipped {
+                path: child,
+                reason: "no plugin.yaml, depth cap reached",
+            }),
+            None => {
+                if let Err(e) = scan(&child, Some(&name), found) {
+                    tracing::warn!("skipping unreadable directory {}: {e}", child.display());
+                    found.skipped.push(Skipped {
+                        path: child,
+                        reason: "unreadable directory",
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A nested `plugin.json` that parses as an object without the v1 `$schema` belongs to
+/// another agent harness. An unreadable or malformed one is *not* skipped: "cannot be read"
+/// is not "known not to be v1".
+fn is_foreign_harness(dir: &Path) -> bool {
+    let Ok(text) = read_limited_text(&dir.join("plugin.json"), MANIFEST_LIMIT) else {
+        return false;
+    };
+    let Ok(parsed) = json::parse(&text, Limits::default()) else {
+        return false;
+    };
+    parsed.root.as_map().is_some()
+        && parsed.root.get("$schema").and_then(|e| e.value.as_str()) != Some(PLUGIN_SCHEMA_V1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path, text: &str) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn flat_and_category_layouts() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        touch(&r.join("flat/plugin.yaml"), "name: flat\n");
+        touch(&r.join("cat/one/plugin.yaml"), "name: one\n");
+        touch(&r.join("cat/two/plugin.json"), &format!("{{\"$schema\": \"{PLUGIN_SCHEMA_V1}\"}}"));
+        touch(&r.join("cat/deep/nested/plugin.yaml"), "name: deep\n");
+        touch(&r.join("cat/claude/plugin.json"), "{\"name\": \"x\"}");
+        touch(&r.join("__pycache__/plugin.yaml"), "");
+        touch(&r.join("both/plugin.yaml"), "");
+        touch(&r.join("both/plugin.yml"), "");
+        touch(&r.join("both/plugin.json"), "{}");
+        let found = discover(r).unwrap();
+        let names: Vec<(String, Option<String>)> = found
+            .candidates
+            .iter()
+            .map(|c| {
+                (
+                    c.dir.file_name().unwrap().to_string_lossy().into_owned(),
+                    c.category.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("both".into(), None),
+                ("one".into(), Some("cat".into())),
+                ("two".into(), Some("cat".into())),
+                ("flat".into(), None),
+            ]
+        );
+        assert_eq!(
+            found.candidates[0].manifest,
+            ManifestKind::Native {
+                file: "plugin.yaml",
+                shadowed_yml: true,
+                shadowed_json: true
+            }
+        );
+        assert!(found.skipped.iter().any(|s| s.reason.contains("depth cap")));
+        assert!(
+            found
+                .skipped
+                .iter()
+                .any(|s| s.reason.contains("foreign-harness"))
+        );
+    }
+
+    #[test]
+    fn a_plugin_path_is_itself() {
+        let root = tempfile::tempdir().unwrap();
+        touch(&root.path().join("plugin.yaml"), "name: x\n");
+        let found = discover(root.path()).unwrap();
+        assert_eq!(found.candidates.len(), 1);
+        let found = discover(&root.path().join("plugin.yaml")).unwrap();
+        assert_eq!(found.candidates.len(), 1);
+    }
+}

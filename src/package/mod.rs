@@ -1,0 +1,365 @@
+//! Loading plugin directories into typed packages.
+//!
+//! [`load_path`] discovers the plugins under a path and loads each one; [`load`] loads one
+//! discovered directory. A package is either native (`plugin.yaml` + Python) or portable
+//! (Agent Plugins v1 `plugin.json`). Loading reads files only — never executes plugin code —
+//! and never leaves the package root. Every problem found while reading is a located
+//! [`Diagnostic`]; further rules live in `check`.
+
+pub mod declarations;
+pub mod discover;
+pub mod fields;
+pub mod manifest;
+pub mod portable;
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::diag::{CheckId, Diagnostic};
+use crate::located::{Limits, Pos, yaml};
+use crate::pkgfs::{MANIFEST_LIMIT, PackageRoot};
+
+pub use declarations::Declarations;
+pub use discover::{Candidate, Discovery, ManifestKind, Skipped};
+pub use fields::{Mode, Spanned};
+pub use manifest::Manifest;
+pub use portable::PortablePackage;
+
+/// The manifest format of a package, as reports name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `plugin.yaml` without `manifest_version` (or 1).
+    NativeV1,
+    /// `plugin.yaml` with `manifest_version: 2` or newer.
+    NativeV2,
+    /// Agent Plugins v1 `plugin.json`.
+    Portable,
+}
+
+impl Format {
+    /// `native-v1`, `native-v2` or `portable`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::NativeV1 => "native-v1",
+            Format::NativeV2 => "native-v2",
+            Format::Portable => "portable",
+        }
+    }
+}
+
+/// A loaded native package.
+#[derive(Debug, Clone)]
+pub struct NativePackage {
+    /// `plugin.yaml` or `plugin.yml`.
+    pub manifest_file: String,
+    /// The typed manifest; `None` when it could not be read or parsed.
+    pub manifest: Option<Manifest>,
+    /// Python dependency declarations (MAN-7).
+    pub declarations: Declarations,
+}
+
+/// What kind of package was loaded.
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// A native package.
+    Native(Box<NativePackage>),
+    /// A portable package.
+    Portable(Box<PortablePackage>),
+}
+
+/// A plugin directory loaded into a typed package, with what loading found.
+#[derive(Debug, Clone)]
+pub struct LoadedPackage {
+    /// The plugin directory as reached from the path the user gave (for display).
+    pub dir: PathBuf,
+    /// The confined root for reading its files; `None` if the directory could not be opened.
+    pub root: Option<PackageRoot>,
+    /// The plugin key: `<category>/<dir>` in a category layout, else the plugin's name.
+    pub key: String,
+    /// The category directory, in a category layout.
+    pub category: Option<String>,
+    /// The package itself.
+    pub content: Content,
+    /// Findings made while loading.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LoadedPackage {
+    /// The manifest file findings about the package as a whole point at.
+    pub fn manifest_file(&self) -> &str {
+        match &self.content {
+            Content::Native(n) => &n.manifest_file,
+            Content::Portable(_) => "plugin.json",
+        }
+    }
+
+    /// The plugin's name (manifest name, else the directory name).
+    pub fn name(&self) -> String {
+        let declared = match &self.content {
+            Content::Native(n) => n
+                .manifest
+                .as_ref()
+                .and_then(|m| m.name.as_ref())
+                .map(|n| n.value.clone()),
+            Content::Portable(p) => p.manifest.as_ref().map(|m| m.name.value.clone()),
+        };
+        declared.unwrap_or_else(|| dir_name(&self.dir))
+    }
+
+    /// The declared version, if any.
+    pub fn version(&self) -> Option<String> {
+        match &self.content {
+            Content::Native(n) => n
+                .manifest
+                .as_ref()
+                .and_then(|m| m.version.as_ref())
+                .map(|v| v.value.clone()),
+            Content::Portable(p) => p.manifest.as_ref().and_then(|m| m.version.clone()),
+        }
+    }
+
+    /// The manifest format.
+    pub fn format(&self) -> Format {
+        match &self.content {
+            Content::Native(n) => match &n.manifest {
+                Some(m) if m.manifest_version >= 2 => Format::NativeV2,
+                _ => Format::NativeV1,
+            },
+            Content::Portable(_) => Format::Portable,
+        }
+    }
+
+    /// Whether the package would load at all (its manifest is usable).
+    pub fn accepted(&self) -> bool {
+        match &self.content {
+            Content::Native(n) => n.manifest.is_some(),
+            Content::Portable(p) => p.accepted,
+        }
+    }
+}
+
+fn dir_name(dir: &Path) -> String {
+    dir.canonicalize()
+        .ok()
+        .as_deref()
+        .unwrap_or(dir)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string())
+}
+
+/// What [`load_path`] found under one path.
+#[derive(Debug)]
+pub struct LoadedTree {
+    /// The packages, in discovery order.
+    pub packages: Vec<LoadedPackage>,
+    /// Directories skipped during discovery.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Discovers and loads every plugin under `path`; duplicate keys are reported on the later package.
+pub fn load_path(path: &Path, mode: Mode) -> io::Result<LoadedTree> {
+    let discovery = discover::discover(path)?;
+    let mut packages: Vec<LoadedPackage> =
+        discovery.candidates.iter().map(|c| load(c, mode)).collect();
+    let mut first: HashMap<String, PathBuf> = HashMap::new();
+    for package in &mut packages {
+        match first.get(&package.key) {
+            Some(other) => {
+                let file = package.manifest_file().to_string();
+                package.diagnostics.push(
+                    Diagnostic::error(
+                        CheckId::Layout,
+                        file,
+                        Pos::START,
+                        format!("plugin key `{}` is already used by {}; Hermes would load only one of them", package.key, other.display()),
+                    )
+                    .value(&package.key)
+                    .hint("Give each plugin a unique name (or directory, in a category layout)."),
+                );
+            }
+            None => {
+                first.insert(package.key.clone(), package.dir.clone());
+            }
+        }
+    }
+    Ok(LoadedTree {
+        packages,
+        skipped: discovery.skipped,
+    })
+}
+
+/// Loads one discovered plugin directory.
+pub fn load(candidate: &Candidate, mode: Mode) -> LoadedPackage {
+    let mut diagnostics = Vec::new();
+    let dir_name = dir_name(&candidate.dir);
+    let key_for = |name: Option<&str>| match &candidate.category {
+        Some(cat) => format!("{cat}/{dir_name}"),
+        None => name
+            .filter(|n| !n.is_empty())
+            .unwrap_or(&dir_name)
+            .to_string(),
+    };
+    let root = match PackageRoot::open(&candidate.dir) {
+        Ok(r) => r,
+        Err(e) => {
+            let file = match &candidate.manifest {
+                ManifestKind::Native { file, .. } => (*file).to_string(),
+                ManifestKind::Portable => "plugin.json".to_string(),
+            };
+            diagnostics.push(Diagnostic::error(
+                CheckId::Layout,
+                &file,
+                Pos::START,
+                format!("cannot open the plugin directory: {e}"),
+            ));
+            let content = match &candidate.manifest {
+                ManifestKind::Native { file, .. } => Content::Native(Box::new(NativePackage {
+                    manifest_file: (*file).to_string(),
+                    manifest: None,
+                    declarations: Declarations::empty(),
+                })),
+                ManifestKind::Portable => Content::Portable(Box::new(PortablePackage {
+                    manifest: None,
+                    extension: None,
+                    skills: Vec::new(),
+                    mcp: Default::default(),
+                    namespace: portable::namespace::skill_namespace(&key_for(None)),
+                    accepted: false,
+                })),
+            };
+            return LoadedPackage {
+                dir: candidate.dir.clone(),
+                root: None,
+                key: key_for(None),
+                category: candidate.category.clone(),
+                content,
+                diagnostics,
+            };
+        }
+    };
+    let (key, content) = match &candidate.manifest {
+        ManifestKind::Native {
+            file,
+            shadowed_yml,
+            shadowed_json,
+        } => {
+            if *shadowed_yml {
+                diagnostics.push(
+                    Diagnostic::warning(
+                        CheckId::Layout,
+                        "plugin.yml",
+                        Pos::START,
+                        "plugin.yml is ignored: plugin.yaml is next to it and takes precedence",
+                    )
+                    .hint("Delete one of the two manifests."),
+                );
+            }
+            if *shadowed_json {
+                diagnostics.push(
+                    Diagnostic::info(CheckId::Layout, "plugin.json", Pos::START, format!("plugin.json is not used as a portable manifest: {file} makes this a native package"))
+                        .hint("A directory with both manifests is native; ship the portable package separately if both are meant to load."),
+                );
+            }
+            let native = load_native(&root, file, mode, &mut diagnostics);
+            let name = native
+                .manifest
+                .as_ref()
+                .and_then(|m| m.name.as_ref())
+                .map(|n| n.value.clone());
+            (key_for(name.as_deref()), Content::Native(Box::new(native)))
+        }
+        ManifestKind::Portable => {
+            let (key, portable) = PortablePackage::load(&root, key_for, &mut diagnostics);
+            (key, Content::Portable(Box::new(portable)))
+        }
+    };
+    LoadedPackage {
+        dir: candidate.dir.clone(),
+        root: Some(root),
+        key,
+        category: candidate.category.clone(),
+        content,
+        diagnostics,
+    }
+}
+
+fn load_native(
+    root: &PackageRoot,
+    file: &str,
+    mode: Mode,
+    out: &mut Vec<Diagnostic>,
+) -> NativePackage {
+    let mut native = NativePackage {
+        manifest_file: file.to_string(),
+        manifest: None,
+        declarations: Declarations::empty(),
+    };
+    let text = match root.read_text(file, MANIFEST_LIMIT) {
+        Ok(t) => t,
+        Err(e) => {
+            out.push(
+                Diagnostic::error(CheckId::Manifest, file, e.pos(), format!("{file} {e}")).hint(
+                    "The manifest must be a regular UTF-8 text file inside the plugin directory.",
+                ),
+            );
+            return native;
+        }
+    };
+    let parsed = match yaml::parse(&text, Limits::default()) {
+        Ok(p) => p,
+        Err(e) => {
+            out.push(
+                Diagnostic::error(
+                    CheckId::Manifest,
+                    file,
+                    e.pos,
+                    format!("{file} is not valid YAML: {}", e.message),
+                )
+                .value(line_at(&text, e.pos)),
+            );
+            return native;
+        }
+    };
+    for note in &parsed.notes {
+        out.push(
+            Diagnostic::warning(CheckId::Manifest, file, note.pos, note.message.clone())
+                .value(&note.value)
+                .hint("Remove the duplicate key."),
+        );
+    }
+    if parsed.root.as_map().is_none() {
+        let what = if parsed.root.is_null() {
+            "empty".to_string()
+        } else {
+            format!("a {}", parsed.root.type_name(crate::located::Dialect::Yaml))
+        };
+        out.push(
+            Diagnostic::error(
+                CheckId::Manifest,
+                file,
+                parsed.root.pos,
+                format!("{file} must be a mapping of fields, but it is {what}"),
+            )
+            .value(parsed.root.snippet())
+            .hint("Start with `name: my-plugin` followed by `version:` and `description:`."),
+        );
+        return native;
+    }
+    let mut sink = crate::diag::Sink::new(file, out);
+    let manifest = Manifest::from_tree(&parsed.root, &mut sink, mode);
+    native.declarations = declarations::read(root, Some(&manifest), file, out);
+    native.manifest = Some(manifest);
+    native
+}
+
+/// The source line at `pos` (trimmed, shortened), to quote the offending text of a parse error.
+pub fn line_at(text: &str, pos: Pos) -> String {
+    let line = text
+        .lines()
+        .nth(pos.line.saturating_sub(1) as usize)
+        .unwrap_or_default()
+        .trim();
+    crate::located::truncate_chars(line, 120)
+}

@@ -1,0 +1,355 @@
+//! Reading files of an untrusted package without leaving it.
+//!
+//! A [`PackageRoot`] is a canonical directory. Every read goes through it: the relative path
+//! is checked lexically (no absolute paths, no `..` above the root), then resolved through
+//! symlinks and checked again, and only regular files are opened (never FIFOs or devices, which
+//! could block). Reads are size-limited and decoded as UTF-8 with the position of the first
+//! invalid byte reported; a leading BOM is dropped.
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+
+use crate::located::Pos;
+
+/// `ELOOP`: too many levels of symbolic links.
+#[cfg(target_os = "linux")]
+const ELOOP: i32 = 40;
+/// `ELOOP`: too many levels of symbolic links.
+#[cfg(not(target_os = "linux"))]
+const ELOOP: i32 = 62;
+
+/// Default size limit for manifests and other small text files (1 MiB).
+pub const MANIFEST_LIMIT: u64 = 1024 * 1024;
+
+/// Why a file of a package could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Nothing exists at the path.
+    #[error("does not exist")]
+    Missing,
+    /// The path (or a symlink on it) leads outside the package root.
+    #[error("resolves outside the package root (to {target})")]
+    Escapes {
+        /// Where it leads.
+        target: String,
+    },
+    /// A symlink loop, or too many levels of symlinks.
+    #[error("is a symlink loop")]
+    Loop,
+    /// Not a regular file (a directory, FIFO, socket or device).
+    #[error("is a {kind}, not a regular file")]
+    NotRegularFile {
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// Bigger than the limit for this kind of file.
+    #[error("is {size} bytes; the limit is {limit} bytes")]
+    TooLarge {
+        /// Actual size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// Not valid UTF-8 text.
+    #[error("is not valid UTF-8 (first invalid byte at {pos})")]
+    NotUtf8 {
+        /// Where the first invalid byte is.
+        pos: Pos,
+    },
+    /// An I/O failure while reading.
+    #[error("cannot be read: {0}")]
+    Io(#[from] io::Error),
+}
+
+impl ReadError {
+    /// The position a diagnostic should point at (1:1 unless the error knows better).
+    pub fn pos(&self) -> Pos {
+        match self {
+            ReadError::NotUtf8 { pos } => *pos,
+            _ => Pos::START,
+        }
+    }
+}
+
+/// A file or directory inside the root, after resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A regular file.
+    File(PathBuf),
+    /// A directory.
+    Dir(PathBuf),
+    /// Something else (FIFO, socket, device).
+    Other(PathBuf, &'static str),
+}
+
+/// A package directory that all reads are confined to.
+#[derive(Debug, Clone)]
+pub struct PackageRoot {
+    root: PathBuf,
+}
+
+impl PackageRoot {
+    /// Opens `dir` (canonicalising it).
+    pub fn open(dir: &Path) -> io::Result<Self> {
+        let root = fs::canonicalize(dir)?;
+        if !root.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", dir.display()),
+            ));
+        }
+        Ok(PackageRoot { root })
+    }
+
+    /// The canonical root path.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether a canonical path lies inside (or is) the root.
+    pub fn contains(&self, canonical: &Path) -> bool {
+        canonical.starts_with(&self.root)
+    }
+
+    /// Resolves `rel` inside the root: lexical check, then symlinks followed and re-checked.
+    pub fn resolve(&self, rel: &str) -> Result<Entry, ReadError> {
+        let joined = self
+            .root
+            .join(lexically_inside(rel).ok_or_else(|| ReadError::Escapes {
+                target: rel.to_string(),
+            })?);
+        match fs::symlink_metadata(&joined) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ReadError::Missing),
+            Err(e) => return Err(ReadError::Io(e)),
+            Ok(_) => {}
+        }
+        let canonical = match fs::canonicalize(&joined) {
+            Ok(p) => p,
+            Err(e) if e.raw_os_error() == Some(ELOOP) => return Err(ReadError::Loop),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // A dangling symlink: report where it points if that is outside.
+                if let Ok(target) = fs::read_link(&joined) {
+                    let base = joined.parent().unwrap_or(&self.root);
+                    let lexical = normalize(&base.join(&target));
+                    if !lexical.starts_with(&self.root) {
+                        return Err(ReadError::Escapes {
+                            target: target.display().to_string(),
+                        });
+                    }
+                }
+                return Err(ReadError::Missing);
+            }
+            Err(e) => return Err(ReadError::Io(e)),
+        };
+        if !self.contains(&canonical) {
+            return Err(ReadError::Escapes {
+                target: canonical.display().to_string(),
+            });
+        }
+        let meta = fs::metadata(&canonical)?;
+        let ft = meta.file_type();
+        Ok(if ft.is_file() {
+            Entry::File(canonical)
+        } else if ft.is_dir() {
+            Entry::Dir(canonical)
+        } else {
+            Entry::Other(canonical, file_kind(&meta))
+        })
+    }
+
+    /// Reads a text file inside the root, at most `limit` bytes; a leading BOM is dropped.
+    pub fn read_text(&self, rel: &str, limit: u64) -> Result<String, ReadError> {
+        let path = match self.resolve(rel)? {
+            Entry::File(p) => p,
+            Entry::Dir(_) => return Err(ReadError::NotRegularFile { kind: "directory" }),
+            Entry::Other(_, kind) => return Err(ReadError::NotRegularFile { kind }),
+        };
+        read_limited_text(&path, limit)
+    }
+
+    /// Whether `rel` resolves to a regular file inside the root.
+    pub fn is_file(&self, rel: &str) -> bool {
+        matches!(self.resolve(rel), Ok(Entry::File(_)))
+    }
+
+    /// Whether `rel` resolves to a directory inside the root.
+    pub fn is_dir(&self, rel: &str) -> bool {
+        matches!(self.resolve(rel), Ok(Entry::Dir(_)))
+    }
+
+    /// Whether anything (even a broken symlink) exists at `rel`.
+    pub fn exists(&self, rel: &str) -> bool {
+        lexically_inside(rel).is_some_and(|p| fs::symlink_metadata(self.root.join(p)).is_ok())
+    }
+
+    /// Names of the entries of directory `rel` (sorted), not following anything further.
+    pub fn list_dir(&self, rel: &str) -> Result<Vec<String>, ReadError> {
+        let dir = match self.resolve(rel)? {
+            Entry::Dir(p) => p,
+            Entry::File(_) => return Err(ReadError::NotRegularFile { kind: "file" }),
+            Entry::Other(_, kind) => return Err(ReadError::NotRegularFile { kind }),
+        };
+        let mut names = Vec::new();
+        for entry in fs::read_dir(dir)? {
+            let entry = entry?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// Reads a regular file of at most `limit` bytes as UTF-8 text without a BOM.
+pub fn read_limited_text(path: &Path, limit: u64) -> Result<String, ReadError> {
+    let file = fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > limit {
+        return Err(ReadError::TooLarge { size, limit });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge {
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    decode_utf8(bytes)
+}
+
+/// Decodes bytes as UTF-8, dropping a BOM; on failure names the first invalid byte's position.
+pub fn decode_utf8(bytes: Vec<u8>) -> Result<String, ReadError> {
+    match String::from_utf8(bytes) {
+        Ok(mut text) => {
+            if text.starts_with('\u{feff}') {
+                text.drain(..'\u{feff}'.len_utf8());
+            }
+            Ok(text)
+        }
+        Err(err) => {
+            let valid = err.utf8_error().valid_up_to();
+            let prefix = String::from_utf8_lossy(&err.as_bytes()[..valid]);
+            let line = prefix.matches('\n').count() + 1;
+            let column = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            Err(ReadError::NotUtf8 {
+                pos: Pos::new(
+                    u32::try_from(line).unwrap_or(u32::MAX),
+                    u32::try_from(column).unwrap_or(u32::MAX),
+                ),
+            })
+        }
+    }
+}
+
+/// Normalises a relative path lexically; `None` if it is absolute or climbs above its start.
+pub fn lexically_inside(rel: &str) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for component in Path::new(rel).components() {
+        match component {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Lexically normalises an absolute path (resolving `.` and `..` without touching the disk).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+fn file_kind(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let ft = meta.file_type();
+    if ft.is_fifo() {
+        "FIFO"
+    } else if ft.is_socket() {
+        "socket"
+    } else if ft.is_block_device() || ft.is_char_device() {
+        "device"
+    } else {
+        "special file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn reads_are_confined() {
+        let outer = tempfile::tempdir().unwrap();
+        let pkg = outer.path().join("pkg");
+        fs::create_dir(&pkg).unwrap();
+        fs::write(outer.path().join("secret"), "s").unwrap();
+        fs::write(pkg.join("ok.txt"), "\u{feff}hello").unwrap();
+        symlink("../secret", pkg.join("leak")).unwrap();
+        symlink("loop2", pkg.join("loop1")).unwrap();
+        symlink("loop1", pkg.join("loop2")).unwrap();
+        symlink("ok.txt", pkg.join("inner")).unwrap();
+        let root = PackageRoot::open(&pkg).unwrap();
+        assert_eq!(root.read_text("ok.txt", 100).unwrap(), "hello");
+        assert_eq!(root.read_text("inner", 100).unwrap(), "hello");
+        assert!(matches!(
+            root.read_text("leak", 100),
+            Err(ReadError::Escapes { .. })
+        ));
+        assert!(matches!(
+            root.read_text("../secret", 100),
+            Err(ReadError::Escapes { .. })
+        ));
+        assert!(matches!(root.read_text("loop1", 100), Err(ReadError::Loop)));
+        assert!(matches!(
+            root.read_text("nope", 100),
+            Err(ReadError::Missing)
+        ));
+        assert!(matches!(
+            root.read_text("ok.txt", 2),
+            Err(ReadError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            root.read_text(".", 100),
+            Err(ReadError::NotRegularFile { .. })
+        ));
+    }
+
+    #[test]
+    fn invalid_utf8_is_located() {
+        let err = decode_utf8(b"ab\ncd\xffef".to_vec()).unwrap_err();
+        assert!(matches!(err, ReadError::NotUtf8 { pos } if pos == Pos::new(2, 3)));
+    }
+
+    #[test]
+    fn fifo_is_not_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let root = PackageRoot::open(dir.path()).unwrap();
+        assert!(matches!(
+            root.read_text("pipe", 100),
+            Err(ReadError::NotRegularFile { kind: "FIFO" })
+        ));
+    }
+}

@@ -1,0 +1,139 @@
+//! Human-readable report: one line per package, its findings indented beneath, a summary.
+
+use anstyle::{AnsiColor, Effects, Style};
+
+use super::{Finding, PackageReport, Report};
+
+/// Rendering options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Emit ANSI colours.
+    pub color: bool,
+    /// Show informational notes.
+    pub show_info: bool,
+}
+
+struct Paint {
+    color: bool,
+}
+
+impl Paint {
+    fn paint(&self, style: Style, text: &str) -> String {
+        if self.color {
+            format!("{}{text}{}", style.render(), style.render_reset())
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+fn severity_style(severity: &str) -> Style {
+    match severity {
+        "error" => AnsiColor::Red.on_default().effects(Effects::BOLD),
+        "warning" => AnsiColor::Yellow.on_default().effects(Effects::BOLD),
+        _ => AnsiColor::Cyan.on_default(),
+    }
+}
+
+/// Renders the report as text.
+pub fn render(report: &Report, options: Options) -> String {
+    let p = Paint {
+        color: options.color,
+    };
+    let mut out = String::new();
+    for package in &report.packages {
+        render_package(&mut out, package, options, &p);
+    }
+    let s = report.summary;
+    let verdict = if s.failed == 0 {
+        p.paint(AnsiColor::Green.on_default().effects(Effects::BOLD), "ok")
+    } else {
+        p.paint(AnsiColor::Red.on_default().effects(Effects::BOLD), "failed")
+    };
+    out.push_str(&format!(
+        "\n{verdict}: {} package(s), {} passed, {} failed; {} error(s), {} warning(s), {} note(s){}\n",
+        s.packages,
+        s.ok,
+        s.failed,
+        s.errors,
+        s.warnings,
+        s.infos,
+        if report.strict { " (strict: warnings fail)" } else { "" }
+    ));
+    out
+}
+
+fn render_package(out: &mut String, package: &PackageReport, options: Options, p: &Paint) {
+    let mark = if package.ok {
+        p.paint(AnsiColor::Green.on_default(), "✓")
+    } else {
+        p.paint(AnsiColor::Red.on_default(), "✗")
+    };
+    let version = package
+        .version
+        .as_deref()
+        .map(|v| format!(" v{v}"))
+        .unwrap_or_default();
+    let bold = Style::new().effects(Effects::BOLD);
+    let mut line = format!(
+        "{mark} {}{version} ({}) {}",
+        p.paint(bold, &package.key),
+        package.format,
+        p.paint(Style::new().effects(Effects::DIMMED), &package.path)
+    );
+    if !package.accepted {
+        line.push_str(&format!(
+            " — {}",
+            p.paint(severity_style("error"), "would not load")
+        ));
+    }
+    out.push_str(&line);
+    out.push('\n');
+    if package.accepted
+        && let (Some(skills), Some(servers)) = (&package.skills, &package.mcp_servers)
+    {
+        {
+            let skill_names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+            let server_names: Vec<String> = servers
+                .iter()
+                .map(|s| format!("{} ({}, trust {})", s.name, s.transport, s.trust))
+                .collect();
+            out.push_str(&format!(
+                "    loads skills: [{}]; MCP servers: [{}]\n",
+                skill_names.join(", "),
+                server_names.join(", ")
+            ));
+        }
+    }
+    for f in &package.findings {
+        if f.severity == "info" && !options.show_info {
+            continue;
+        }
+        render_finding(out, f, p);
+    }
+}
+
+fn render_finding(out: &mut String, f: &Finding, p: &Paint) {
+    let head = p.paint(
+        severity_style(&f.severity),
+        &format!("{}[{}]", f.severity, f.check),
+    );
+    let component = f
+        .component
+        .as_deref()
+        .map(|c| format!(" ({c})"))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "  {head} {}:{}:{}{component}: {}\n",
+        f.file, f.line, f.column, f.message
+    ));
+    if let Some(value) = &f.value {
+        out.push_str(&format!("      value: {value}\n"));
+    }
+    if let Some(hint) = &f.hint {
+        out.push_str(&format!(
+            "      {} {hint}\n",
+            p.paint(AnsiColor::Green.on_default(), "fix:")
+        ));
+    }
+}

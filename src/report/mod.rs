@@ -1,0 +1,213 @@
+//! Reports: what `validate` found, as data, and its renderings (human text, JSON, GitHub
+//! workflow annotations, SARIF 2.1.0).
+//!
+//! This module knows nothing about checks: findings carry their check id as a string, and the
+//! SARIF renderer receives the rule descriptions as data ([`Rule`]).
+
+pub mod github;
+pub mod human;
+pub mod sarif;
+
+use serde::Serialize;
+
+/// The whole validation report (the `--format json` document).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The program that made the report.
+    pub tool: Tool,
+    /// Whether warnings count as failures.
+    pub strict: bool,
+    /// One entry per package.
+    pub packages: Vec<PackageReport>,
+    /// Counts over all packages.
+    pub summary: Summary,
+}
+
+/// The program that made a report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    /// `hermes-plugins`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// One package's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageReport {
+    /// The package directory as reached from the path given.
+    pub path: String,
+    /// The plugin key (`<category>/<dir>` or the name).
+    pub key: String,
+    /// The plugin's name.
+    pub name: String,
+    /// Its declared version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// `native-v1`, `native-v2` or `portable`.
+    pub format: String,
+    /// For native packages: the plugin kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Whether the package would load at all.
+    pub accepted: bool,
+    /// Whether it passes validation (no errors; no warnings under `--strict`).
+    pub ok: bool,
+    /// Counts of this package's findings.
+    pub counts: Counts,
+    /// Findings, ordered by file and position.
+    pub findings: Vec<Finding>,
+    /// For native packages: the managed Python requirements, as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python_dependencies: Option<Vec<String>>,
+    /// For portable packages: the skill namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill_namespace: Option<String>,
+    /// For portable packages: the skills that would load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<SkillReport>>,
+    /// For portable packages: the MCP servers that would load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<Vec<ServerReport>>,
+}
+
+/// A skill that would load.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkillReport {
+    /// Skill name (= its directory).
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// `<namespace>:<name>`, how the agent refers to it.
+    pub qualified_name: String,
+}
+
+/// An MCP server that would load.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerReport {
+    /// Server name as written.
+    pub name: String,
+    /// `stdio` or `streamable-http`.
+    pub transport: String,
+    /// `full` or `untrusted`.
+    pub trust: String,
+    /// For stdio: the command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// For stdio: the arguments as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+    /// For streamable-http: the URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// One finding.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Finding {
+    /// Stable check id.
+    pub check: String,
+    /// `error`, `warning` or `info`.
+    pub severity: String,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// The file, as a path from where the command ran.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+    /// The component concerned (`skill:<dir>`, `mcp:<server>`, `mcp`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub component: Option<String>,
+    /// The offending value as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+/// Error, warning and info counts.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Counts {
+    /// Errors.
+    pub errors: usize,
+    /// Warnings.
+    pub warnings: usize,
+    /// Informational notes.
+    pub infos: usize,
+}
+
+impl Counts {
+    /// Counts the findings by severity.
+    pub fn of(findings: &[Finding]) -> Counts {
+        let mut c = Counts::default();
+        for f in findings {
+            match f.severity.as_str() {
+                "error" => c.errors += 1,
+                "warning" => c.warnings += 1,
+                _ => c.infos += 1,
+            }
+        }
+        c
+    }
+}
+
+/// Totals over the report.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Summary {
+    /// Packages validated.
+    pub packages: usize,
+    /// Packages that pass.
+    pub ok: usize,
+    /// Packages that fail.
+    pub failed: usize,
+    /// All errors.
+    pub errors: usize,
+    /// All warnings.
+    pub warnings: usize,
+    /// All informational notes.
+    pub infos: usize,
+}
+
+impl Summary {
+    /// Sums the packages' counts.
+    pub fn of(packages: &[PackageReport]) -> Summary {
+        let mut s = Summary {
+            packages: packages.len(),
+            ..Summary::default()
+        };
+        for p in packages {
+            if p.ok {
+                s.ok += 1;
+            } else {
+                s.failed += 1;
+            }
+            s.errors += p.counts.errors;
+            s.warnings += p.counts.warnings;
+            s.infos += p.counts.infos;
+        }
+        s
+    }
+}
+
+/// A check's description, for renderers that list rules (SARIF).
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Stable check id.
+    pub id: &'static str,
+    /// The spec feature it implements.
+    pub spec: &'static str,
+    /// One-line title.
+    pub title: &'static str,
+    /// What it checks and how to satisfy it.
+    pub help: &'static str,
+    /// `error`, `warning` or `info`.
+    pub default_severity: &'static str,
+}
+
+/// Renders the JSON report (pretty-printed, one document).
+pub fn to_json(report: &Report) -> String {
+    serde_json::to_string_pretty(report).expect("reports serialise")
+}
