@@ -56,6 +56,8 @@ pub enum ReadError {
     NotUtf8 {
         /// Where the first invalid byte is.
         pos: Pos,
+        /// The line holding it, with invalid bytes shown as U+FFFD.
+        line: String,
     },
     /// An I/O failure while reading.
     #[error("cannot be read: {0}")]
@@ -63,10 +65,18 @@ pub enum ReadError {
 }
 
 impl ReadError {
+    /// The offending text, when the error has one (the line with invalid UTF-8).
+    pub fn value(&self) -> Option<&str> {
+        match self {
+            ReadError::NotUtf8 { line, .. } => Some(line),
+            _ => None,
+        }
+    }
+
     /// The position a diagnostic should point at (1:1 unless the error knows better).
     pub fn pos(&self) -> Pos {
         match self {
-            ReadError::NotUtf8 { pos } => *pos,
+            ReadError::NotUtf8 { pos, .. } => *pos,
             _ => Pos::START,
         }
     }
@@ -232,7 +242,14 @@ pub fn decode_utf8(bytes: Vec<u8>) -> Result<String, ReadError> {
             let prefix = String::from_utf8_lossy(&err.as_bytes()[..valid]);
             let line = prefix.matches('\n').count() + 1;
             let column = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            let start = err.as_bytes()[..valid].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let end = err.as_bytes()[valid..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(err.as_bytes().len(), |i| valid + i);
+            let line_text = String::from_utf8_lossy(&err.as_bytes()[start..end]).into_owned();
             Err(ReadError::NotUtf8 {
+                line: line_text,
                 pos: Pos::new(
                     u32::try_from(line).unwrap_or(u32::MAX),
                     u32::try_from(column).unwrap_or(u32::MAX),
@@ -334,7 +351,7 @@ mod tests {
     #[test]
     fn invalid_utf8_is_located() {
         let err = decode_utf8(b"ab\ncd\xffef".to_vec()).unwrap_err();
-        assert!(matches!(err, ReadError::NotUtf8 { pos } if pos == Pos::new(2, 3)));
+        assert!(matches!(&err, ReadError::NotUtf8 { pos, line } if *pos == Pos::new(2, 3) && line == "cd\u{fffd}ef"));
     }
 
     #[test]

@@ -38,6 +38,8 @@ fn required_fields(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
     ];
     for (field, value) in fields {
         match value {
+            // Written but of the wrong type: loading already said so.
+            None if m.has_field(field) => {}
             None => out.push(
                 Diagnostic::error(CheckId::ManifestFields, file, Pos::START, format!("`{field}` is missing"))
                     .hint(match field {

@@ -179,6 +179,26 @@ impl Node {
         truncate_chars(&text, MAX)
     }
 
+    /// The tree as a JSON value (dates become strings, non-finite numbers null), for schema
+    /// validation and for handing manifests to tools that speak JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+            Value::Str(s) | Value::Timestamp(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|e| (e.key.clone(), e.value.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+
     /// Counts the nodes in this tree (used to bound alias expansion).
     pub fn count(&self) -> usize {
         let mut total = 0;

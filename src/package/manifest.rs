@@ -256,9 +256,16 @@ pub struct Manifest {
     pub emits: Vec<Spanned<String>>,
     /// `listens` (event-bus names, advisory).
     pub listens: Vec<Spanned<String>>,
+    /// Every top-level field written in the file, with its key position.
+    pub present: Vec<Spanned<String>>,
 }
 
 impl Manifest {
+    /// Whether the field was written in the file (whatever its value).
+    pub fn has_field(&self, field: &str) -> bool {
+        self.present.iter().any(|p| p.value == field)
+    }
+
     /// The effective kind.
     pub fn kind(&self) -> Kind {
         self.kind.as_ref().map_or(Kind::Standalone, |k| k.value)
@@ -311,6 +318,7 @@ impl Manifest {
         let mut saw_provides_hooks = false;
         let mut saw_hooks = false;
         for entry in entries {
+            m.present.push(Spanned::new(entry.key.clone(), entry.key_pos));
             let node = &entry.value;
             let check = CheckId::ManifestFields;
             match entry.key.as_str() {

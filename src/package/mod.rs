@@ -299,11 +299,12 @@ fn load_native(
     let text = match root.read_text(file, MANIFEST_LIMIT) {
         Ok(t) => t,
         Err(e) => {
-            out.push(
-                Diagnostic::error(CheckId::Manifest, file, e.pos(), format!("{file} {e}")).hint(
-                    "The manifest must be a regular UTF-8 text file inside the plugin directory.",
-                ),
-            );
+            let mut d = Diagnostic::error(CheckId::Manifest, file, e.pos(), format!("{file} {e}"))
+                .hint("The manifest must be a regular UTF-8 text file inside the plugin directory.");
+            if let Some(v) = e.value() {
+                d = d.value(v);
+            }
+            out.push(d);
             return native;
         }
     };

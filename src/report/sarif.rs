@@ -55,7 +55,7 @@ pub fn render(report: &Report, rules: &[Rule]) -> String {
         .map(|r| {
             json!({
                 "id": r.id,
-                "name": pascal(r.id),
+                "name": format!("{}Check", pascal(r.id)),
                 "shortDescription": { "text": r.title },
                 "fullDescription": { "text": r.help },
                 "help": { "text": r.help },

@@ -652,7 +652,7 @@ fn read_remote(
             ..
         }) if !u.is_empty() => {
             if let Err(reason) = check_url(u) {
-                cx.reject(*upos, reason).with_value(u);
+                cx.reject(*upos, reason).with_value(redact_userinfo(u));
             }
             u.clone()
         }
@@ -725,6 +725,17 @@ fn read_remote(
         }
     }
     Some(Transport::StreamableHttp { url, headers })
+}
+
+/// The URL with any password replaced by `***`, so reports never echo credentials.
+pub fn redact_userinfo(text: &str) -> String {
+    match url::Url::parse(text) {
+        Ok(mut url) if url.password().is_some() => {
+            let _ = url.set_password(Some("***"));
+            url.to_string()
+        }
+        _ => text.to_string(),
+    }
 }
 
 /// Checks a Streamable HTTP endpoint URL: absolute http(s), a host, no userinfo, no

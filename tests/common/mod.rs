@@ -1,0 +1,95 @@
+//! Helpers shared by the integration tests: run the binary, read its JSON report.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fixture path.
+pub fn fixture(rel: &str) -> PathBuf {
+    repo().join("fixtures").join(rel)
+}
+
+/// The binary under test, run from the repository root.
+pub fn bin() -> Command {
+    let mut cmd = Command::cargo_bin("hermes-plugins").expect("binary builds");
+    cmd.current_dir(repo());
+    cmd.env_remove("HERMES_PLUGINS_CORE");
+    cmd.env_remove("HERMES_PLUGINS_DEBUG");
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+/// Output of one run.
+pub struct Run {
+    /// Exit code.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs the binary with `args`.
+pub fn run(args: &[&str]) -> Run {
+    let out = bin().args(args).output().expect("runs");
+    Run {
+        code: out.status.code().expect("exited normally"),
+        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    }
+}
+
+/// Runs `validate --format json` on `paths` (plus extra args) and parses the report.
+pub fn validate_json(paths: &[&Path], extra: &[&str]) -> (i32, Value) {
+    let mut args: Vec<String> = vec!["validate".into(), "--format".into(), "json".into()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(paths.iter().map(|p| p.display().to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&refs);
+    let report: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}):\n{}\nstderr:\n{}", out.stdout, out.stderr));
+    (out.code, report)
+}
+
+/// The single package of a report.
+pub fn only_package(report: &Value) -> &Value {
+    let packages = report["packages"].as_array().expect("packages array");
+    assert_eq!(packages.len(), 1, "expected one package: {report:#}");
+    &packages[0]
+}
+
+/// `(check, severity)` of every finding of a package, sorted.
+pub fn findings(package: &Value) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = package["findings"]
+        .as_array()
+        .expect("findings array")
+        .iter()
+        .map(|f| (f["check"].as_str().unwrap().to_string(), f["severity"].as_str().unwrap().to_string()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Loads a JSON file.
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("readable")).expect("valid JSON")
+}
+
+/// A JSON Schema validator for the schema file at `path`.
+pub fn validator(path: &Path) -> jsonschema::Validator {
+    let schema = read_json(path);
+    jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{} is a valid schema: {e}", path.display()))
+}
+
+/// Every schema violation of `instance`, as text.
+pub fn violations(v: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+    v.iter_errors(instance).map(|e| format!("{} at {}", e, e.instance_path())).collect()
+}
