@@ -242,7 +242,10 @@ pub fn decode_utf8(bytes: Vec<u8>) -> Result<String, ReadError> {
             let prefix = String::from_utf8_lossy(&err.as_bytes()[..valid]);
             let line = prefix.matches('\n').count() + 1;
             let column = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            let start = err.as_bytes()[..valid].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let start = err.as_bytes()[..valid]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i + 1);
             let end = err.as_bytes()[valid..]
                 .iter()
                 .position(|b| *b == b'\n')
@@ -351,7 +354,9 @@ mod tests {
     #[test]
     fn invalid_utf8_is_located() {
         let err = decode_utf8(b"ab\ncd\xffef".to_vec()).unwrap_err();
-        assert!(matches!(&err, ReadError::NotUtf8 { pos, line } if *pos == Pos::new(2, 3) && line == "cd\u{fffd}ef"));
+        assert!(
+            matches!(&err, ReadError::NotUtf8 { pos, line } if *pos == Pos::new(2, 3) && line == "cd\u{fffd}ef")
+        );
     }
 
     #[test]

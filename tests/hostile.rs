@@ -23,7 +23,10 @@ fn validate_one(dir: &Path) -> (i32, Value) {
         .timeout(Duration::from_secs(60))
         .output()
         .expect("runs");
-    let code = out.status.code().expect("exited by itself (no hang, no signal)");
+    let code = out
+        .status
+        .code()
+        .expect("exited by itself (no hang, no signal)");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "panic: {stderr}");
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
@@ -31,7 +34,10 @@ fn validate_one(dir: &Path) -> (i32, Value) {
 }
 
 fn first_message(package: &Value) -> String {
-    package["findings"][0]["message"].as_str().unwrap_or_default().to_string()
+    package["findings"][0]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[test]
@@ -47,7 +53,10 @@ fn huge_binary_and_deep_manifests_fail_cleanly() {
     assert!(first_message(&p).contains("limit"), "{p:#}");
 
     let binary = dir.path().join("binary");
-    write(&binary.join("plugin.yaml"), &[0x7f, b'E', b'L', b'F', 0, 0, 0xff, 0xfe, 1, 2, 3]);
+    write(
+        &binary.join("plugin.yaml"),
+        &[0x7f, b'E', b'L', b'F', 0, 0, 0xff, 0xfe, 1, 2, 3],
+    );
     let (code, p) = validate_one(&binary);
     assert_eq!(code, 1);
     assert_eq!(p["findings"][0]["check"], "manifest");
@@ -59,7 +68,11 @@ fn huge_binary_and_deep_manifests_fail_cleanly() {
     assert_eq!(p["findings"][0]["check"], "manifest");
 
     let deep = dir.path().join("deep");
-    let nested = format!("name: deep\nx: {}{}\n", "[".repeat(50_000), "]".repeat(50_000));
+    let nested = format!(
+        "name: deep\nx: {}{}\n",
+        "[".repeat(50_000),
+        "]".repeat(50_000)
+    );
     write(&deep.join("plugin.yaml"), nested.as_bytes());
     let (code, p) = validate_one(&deep);
     assert_eq!(code, 1);
@@ -80,7 +93,10 @@ fn huge_binary_and_deep_manifests_fail_cleanly() {
 fn symlinked_and_special_manifests_are_refused_without_reading_outside() {
     let dir = tempfile::tempdir().unwrap();
     let outside = dir.path().join("outside.yaml");
-    write(&outside, b"name: stolen\nversion: 1.0.0\ndescription: read from outside\n");
+    write(
+        &outside,
+        b"name: stolen\nversion: 1.0.0\ndescription: read from outside\n",
+    );
 
     let escape = dir.path().join("escape");
     std::fs::create_dir_all(&escape).unwrap();
@@ -88,8 +104,14 @@ fn symlinked_and_special_manifests_are_refused_without_reading_outside() {
     write(&escape.join("__init__.py"), b"def register(ctx): pass\n");
     let (code, p) = validate_one(&escape);
     assert_eq!(code, 1);
-    assert_ne!(p["name"], "stolen", "the manifest outside the root was not read");
-    assert!(first_message(&p).contains("outside the package root"), "{p:#}");
+    assert_ne!(
+        p["name"], "stolen",
+        "the manifest outside the root was not read"
+    );
+    assert!(
+        first_message(&p).contains("outside the package root"),
+        "{p:#}"
+    );
 
     let looped = dir.path().join("loop");
     std::fs::create_dir_all(&looped).unwrap();
@@ -97,11 +119,21 @@ fn symlinked_and_special_manifests_are_refused_without_reading_outside() {
     symlink("plugin.yaml", looped.join("plugin.yml")).unwrap();
     let (code, p) = validate_one(&looped);
     assert_eq!(code, 1);
-    assert!(p["findings"].as_array().unwrap().iter().any(|f| f["message"].as_str().unwrap().contains("loop")), "{p:#}");
+    assert!(
+        p["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["message"].as_str().unwrap().contains("loop")),
+        "{p:#}"
+    );
 
     let fifo = dir.path().join("fifo");
     std::fs::create_dir_all(&fifo).unwrap();
-    let status = std::process::Command::new("mkfifo").arg(fifo.join("plugin.yaml")).status().unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(fifo.join("plugin.yaml"))
+        .status()
+        .unwrap();
     assert!(status.success());
     let (code, p) = validate_one(&fifo);
     assert_eq!(code, 1);
@@ -120,7 +152,10 @@ fn hostile_portable_parts_are_confined_to_their_component() {
     write(&secret, b"---\nname: leak\ndescription: outside\n---\n");
     std::fs::create_dir_all(pkg.join("skills/leak")).unwrap();
     symlink(&secret, pkg.join("skills/leak/SKILL.md")).unwrap();
-    write(&pkg.join("skills/fine/SKILL.md"), b"---\nname: fine\ndescription: ok\n---\n");
+    write(
+        &pkg.join("skills/fine/SKILL.md"),
+        b"---\nname: fine\ndescription: ok\n---\n",
+    );
     let deep_json = format!(
         "{{\"$schema\": \"https://agent-plugins.org/schemas/1.0.0/mcp.schema.json\", \"mcpServers\": {}{}}}",
         "[".repeat(100_000),
@@ -134,13 +169,23 @@ fn hostile_portable_parts_are_confined_to_their_component() {
     let (code, p) = validate_one(&pkg);
     assert_eq!(code, 1);
     assert_eq!(p["accepted"], true);
-    let skills: Vec<&str> = p["skills"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let skills: Vec<&str> = p["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     assert_eq!(skills, ["fine"]);
     let comps: Vec<(&str, &str)> = p["findings"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| (f["check"].as_str().unwrap(), f["component"].as_str().unwrap_or("")))
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap(),
+                f["component"].as_str().unwrap_or(""),
+            )
+        })
         .collect();
     assert!(comps.contains(&("mcp", "mcp")), "{comps:?}");
     assert!(comps.contains(&("skills", "skill:leak")), "{comps:?}");
@@ -151,10 +196,16 @@ fn hostile_portable_parts_are_confined_to_their_component() {
 fn invalid_utf8_json_is_located() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("kit");
-    write(&pkg.join("plugin.json"), b"{\n  \"$schema\": \"x\",\n  \"name\": \"k\xff\"\n}\n");
+    write(
+        &pkg.join("plugin.json"),
+        b"{\n  \"$schema\": \"x\",\n  \"name\": \"k\xff\"\n}\n",
+    );
     let (code, p) = validate_one(&pkg);
     assert_eq!(code, 1);
     assert_eq!(p["accepted"], false);
     let f = &p["findings"][0];
-    assert_eq!((f["line"].as_u64(), f["column"].as_u64()), (Some(3), Some(13)));
+    assert_eq!(
+        (f["line"].as_u64(), f["column"].as_u64()),
+        (Some(3), Some(13))
+    );
 }

@@ -21,12 +21,20 @@ fn official(name: &str) -> PathBuf {
 fn json_report_validates_against_its_schema() {
     let v = validator(&schema("validate-report.schema.json"));
     let (_, report) = validate_json(
-        &[&fixture("plugins"), &fixture("bad-native"), &fixture("portable")],
+        &[
+            &fixture("plugins"),
+            &fixture("bad-native"),
+            &fixture("portable"),
+        ],
         &[],
     );
     assert!(report["packages"].as_array().unwrap().len() > 50);
     let errors = violations(&v, &report);
-    assert!(errors.is_empty(), "report violates its schema:\n{}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "report violates its schema:\n{}",
+        errors.join("\n")
+    );
     // The schema is not vacuous: a broken report fails it.
     let mut broken = report.clone();
     broken["packages"][0]["findings"] = json!([{ "check": "manifest", "severity": "fatal" }]);
@@ -39,7 +47,10 @@ fn json_report_validates_against_its_schema() {
 /// Every plugin.json / mcp.json under the portable fixtures (and the good portable plugin)
 /// that is JSON at all.
 fn portable_documents(file: &str) -> Vec<(PathBuf, Value)> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixture("portable")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixture("portable"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     dirs.push(fixture("plugins/summarize-kit"));
     dirs.sort();
     dirs.into_iter()
@@ -61,10 +72,19 @@ fn assert_agreement(ours: &Path, theirs: &Path, docs: &[(PathBuf, Value)], synth
         .chain(synthetic.iter().map(|v| (v.to_string(), v)))
     {
         let (a, b) = (ours.is_valid(doc), theirs.is_valid(doc));
-        assert_eq!(a, b, "schemas disagree on {label}: ours {a}, official {b}\nours: {:?}\nofficial: {:?}", violations(&ours, doc), violations(&theirs, doc));
+        assert_eq!(
+            a,
+            b,
+            "schemas disagree on {label}: ours {a}, official {b}\nours: {:?}\nofficial: {:?}",
+            violations(&ours, doc),
+            violations(&theirs, doc)
+        );
         if a { verdicts.0 += 1 } else { verdicts.1 += 1 }
     }
-    assert!(verdicts.0 > 0 && verdicts.1 > 0, "the comparison covers valid and invalid documents: {verdicts:?}");
+    assert!(
+        verdicts.0 > 0 && verdicts.1 > 0,
+        "the comparison covers valid and invalid documents: {verdicts:?}"
+    );
 }
 
 #[test]
@@ -82,7 +102,12 @@ fn plugin_json_schema_agrees_with_the_official_one() {
         json!({"$schema": s, "name": "ok", "extensions": {"com.x": {}}, "version": "not-semver"}),
         json!({"name": "ok"}),
     ];
-    assert_agreement(&schema("plugin.schema.json"), &official("plugin.schema.json"), &portable_documents("plugin.json"), &synthetic);
+    assert_agreement(
+        &schema("plugin.schema.json"),
+        &official("plugin.schema.json"),
+        &portable_documents("plugin.json"),
+        &synthetic,
+    );
 }
 
 #[test]
@@ -99,14 +124,21 @@ fn mcp_json_schema_agrees_with_the_official_one() {
         json!({"$schema": s, "mcpServers": {"a": {"type": "websocket", "url": "wss://a"}}}),
         json!({"$schema": s, "mcpServers": {}, "extra": true}),
     ];
-    assert_agreement(&schema("mcp.schema.json"), &official("mcp.schema.json"), &portable_documents("mcp.json"), &synthetic);
+    assert_agreement(
+        &schema("mcp.schema.json"),
+        &official("mcp.schema.json"),
+        &portable_documents("mcp.json"),
+        &synthetic,
+    );
 }
 
 #[test]
 fn hermes_extension_schema_matches_the_loader() {
     let v = validator(&schema("hermes-extension.schema.json"));
     for (path, doc) in portable_documents("plugin.json") {
-        let Some(ext) = doc.pointer("/extensions/com.nousresearch.hermes") else { continue };
+        let Some(ext) = doc.pointer("/extensions/com.nousresearch.hermes") else {
+            continue;
+        };
         let bogus = path.to_string_lossy().contains("trust-bogus");
         assert_eq!(v.is_valid(ext), !bogus, "{}", path.display());
     }
@@ -114,7 +146,10 @@ fn hermes_extension_schema_matches_the_loader() {
 
 fn yaml_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap();
-    yaml::parse(&text, Limits::default()).unwrap().root.to_json()
+    yaml::parse(&text, Limits::default())
+        .unwrap()
+        .root
+        .to_json()
 }
 
 #[test]
@@ -123,10 +158,18 @@ fn plugin_yaml_schemas_accept_the_good_manifests_and_catch_typos() {
     let v2 = validator(&schema("plugin-yaml-v2.schema.json"));
     for name in ["calculator", "hermes-lang-pl"] {
         let doc = yaml_json(&fixture(&format!("plugins/{name}/plugin.yaml")));
-        assert!(violations(&v1, &doc).is_empty(), "{name}: {:?}", violations(&v1, &doc));
+        assert!(
+            violations(&v1, &doc).is_empty(),
+            "{name}: {:?}",
+            violations(&v1, &doc)
+        );
     }
     let doc = yaml_json(&fixture("plugins/release-notes/plugin.yaml"));
-    assert!(violations(&v2, &doc).is_empty(), "{:?}", violations(&v2, &doc));
+    assert!(
+        violations(&v2, &doc).is_empty(),
+        "{:?}",
+        violations(&v2, &doc)
+    );
     for bad in [
         "unknown-field-typo",
         "requires-env-lowercase-name",
@@ -141,7 +184,13 @@ fn plugin_yaml_schemas_accept_the_good_manifests_and_catch_typos() {
 
 #[test]
 fn sarif_has_one_rule_per_check_and_located_results() {
-    let out = run(&["validate", "--format", "sarif", "fixtures/bad-native", "fixtures/portable"]);
+    let out = run(&[
+        "validate",
+        "--format",
+        "sarif",
+        "fixtures/bad-native",
+        "fixtures/portable",
+    ]);
     assert_eq!(out.code, 1);
     let log: Value = serde_json::from_str(&out.stdout).expect("SARIF is JSON");
     assert_eq!(log["version"], "2.1.0");
@@ -168,7 +217,12 @@ fn sarif_has_one_rule_per_check_and_located_results() {
 
 #[test]
 fn github_annotations_are_one_line_each() {
-    let out = run(&["validate", "--format", "github", "fixtures/bad-native/requires-env-lowercase-name"]);
+    let out = run(&[
+        "validate",
+        "--format",
+        "github",
+        "fixtures/bad-native/requires-env-lowercase-name",
+    ]);
     assert_eq!(out.code, 1);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{}", out.stdout);

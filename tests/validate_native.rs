@@ -12,9 +12,17 @@ const W: &str = "warning";
 /// (fixture, expected `(check, severity)` findings, expected exit code).
 const BAD_NATIVE: &[(&str, &[(&str, &str)], i32)] = &[
     ("capability-unknown", &[("capabilities", W)], 0),
-    ("config-schema-defaults-mismatch", &[("config-schema", E); 6], 1),
+    (
+        "config-schema-defaults-mismatch",
+        &[("config-schema", E); 6],
+        1,
+    ),
     ("dependency-excludes-core-pin", &[], 0),
-    ("dependency-unbounded", &[("dependency-bounds", W), ("dependency-bounds", W)], 0),
+    (
+        "dependency-unbounded",
+        &[("dependency-bounds", W), ("dependency-bounds", W)],
+        0,
+    ),
     ("kind-unknown", &[("manifest-fields", W)], 0),
     ("locale-missing-file", &[("locales", E), ("locales", W)], 1),
     ("locale-non-text-leaf", &[("locales", E), ("locales", E)], 1),
@@ -25,25 +33,56 @@ const BAD_NATIVE: &[(&str, &[(&str, &str)], i32)] = &[
     ("manifest-invalid-yaml", &[("manifest", E)], 1),
     ("manifest-not-a-mapping", &[("manifest", E)], 1),
     ("manifest-python-tag", &[("manifest", E)], 1),
-    ("manifest-version-newer", &[("manifest-fields", W), ("manifest-fields", W)], 0),
-    ("missing-version-and-description", &[("manifest-fields", E), ("manifest-fields", E)], 1),
+    (
+        "manifest-version-newer",
+        &[("manifest-fields", W), ("manifest-fields", W)],
+        0,
+    ),
+    (
+        "missing-version-and-description",
+        &[("manifest-fields", E), ("manifest-fields", E)],
+        1,
+    ),
     ("nothing-to-load", &[("loadable", E)], 1),
     ("pip-layout-without-wrapper", &[("loadable", E)], 1),
     ("plugin-yml-beside-yaml", &[("layout", W)], 0),
-    ("python-dependency-direct-url", &[("python-dependencies", W)], 0),
-    ("python-dependency-malformed", &[("python-dependencies", E)], 1),
+    (
+        "python-dependency-direct-url",
+        &[("python-dependencies", W)],
+        0,
+    ),
+    (
+        "python-dependency-malformed",
+        &[("python-dependencies", E)],
+        1,
+    ),
     ("requires-auth-unknown", &[("requires-auth", W)], 0),
-    ("requires-env-entry-without-name", &[("requires-env", E), ("requires-env", E)], 1),
-    ("requires-env-lowercase-name", &[("requires-env", E), ("requires-env", E)], 1),
+    (
+        "requires-env-entry-without-name",
+        &[("requires-env", E), ("requires-env", E)],
+        1,
+    ),
+    (
+        "requires-env-lowercase-name",
+        &[("requires-env", E), ("requires-env", E)],
+        1,
+    ),
     ("requires-hermes-calver", &[("requires-hermes", E)], 1),
-    ("requires-hermes-unparseable", &[("requires-hermes", E), ("requires-hermes", E)], 1),
+    (
+        "requires-hermes-unparseable",
+        &[("requires-hermes", E), ("requires-hermes", E)],
+        1,
+    ),
     ("symlink-escape", &[("paths", E)], 1),
     ("unknown-field-typo", &[("manifest-fields", W)], 0),
     ("version-is-a-number", &[("manifest-fields", E)], 1),
 ];
 
 fn expected(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = list.iter().map(|(c, s)| (c.to_string(), s.to_string())).collect();
+    let mut v: Vec<(String, String)> = list
+        .iter()
+        .map(|(c, s)| (c.to_string(), s.to_string()))
+        .collect();
     v.sort();
     v
 }
@@ -57,7 +96,10 @@ fn every_bad_native_fixture_reports_exactly_its_defect() {
         .collect();
     names.sort();
     let listed: Vec<&str> = BAD_NATIVE.iter().map(|(n, _, _)| *n).collect();
-    assert_eq!(names, listed, "every fixture in fixtures/bad-native has an expectation here");
+    assert_eq!(
+        names, listed,
+        "every fixture in fixtures/bad-native has an expectation here"
+    );
     for (name, want, code) in BAD_NATIVE {
         let path = dir.join(name);
         let (exit, report) = validate_json(&[&path], &[]);
@@ -73,8 +115,19 @@ fn good_plugins_pass_with_no_findings() {
     let (exit, report) = validate_json(&[&fixture("plugins")], &[]);
     assert_eq!(exit, 0, "{report:#}");
     let packages = report["packages"].as_array().unwrap();
-    let keys: Vec<&str> = packages.iter().map(|p| p["key"].as_str().unwrap()).collect();
-    assert_eq!(keys, ["calculator", "hermes-lang-pl", "release-notes", "summarize-kit"]);
+    let keys: Vec<&str> = packages
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "calculator",
+            "hermes-lang-pl",
+            "release-notes",
+            "summarize-kit"
+        ]
+    );
     for p in packages {
         assert_eq!(p["findings"], Value::Array(vec![]), "{p:#}");
         assert_eq!(p["ok"], true);
@@ -85,7 +138,11 @@ fn good_plugins_pass_with_no_findings() {
     assert_eq!(packages[2]["format"], "native-v2");
     assert_eq!(
         packages[2]["python_dependencies"],
-        serde_json::json!(["httpx>=0.27,<0.30", "jinja2>=3.1,<4", "tomli>=2.0,<3 ; python_version < '3.11'"])
+        serde_json::json!([
+            "httpx>=0.27,<0.30",
+            "jinja2>=3.1,<4",
+            "tomli>=2.0,<3 ; python_version < '3.11'"
+        ])
     );
     assert_eq!(packages[3]["format"], "portable");
     assert_eq!(report["summary"]["packages"], 4);
@@ -97,14 +154,23 @@ fn findings_are_located_with_value_and_hint() {
     let relative = std::path::Path::new("fixtures/bad-native/requires-env-lowercase-name");
     let (_, report) = validate_json(&[relative], &[]);
     let f = &only_package(&report)["findings"][0];
-    assert_eq!(f["file"], "fixtures/bad-native/requires-env-lowercase-name/plugin.yaml");
-    assert_eq!((f["line"].as_u64(), f["column"].as_u64()), (Some(5), Some(5)));
+    assert_eq!(
+        f["file"],
+        "fixtures/bad-native/requires-env-lowercase-name/plugin.yaml"
+    );
+    assert_eq!(
+        (f["line"].as_u64(), f["column"].as_u64()),
+        (Some(5), Some(5))
+    );
     assert_eq!(f["value"], "weather_key");
     assert!(f["hint"].as_str().unwrap().contains("WEATHER_KEY"));
 
     let (_, report) = validate_json(&[&fixture("bad-native/manifest-invalid-utf8")], &[]);
     let f = &only_package(&report)["findings"][0];
-    assert_eq!((f["line"].as_u64(), f["column"].as_u64()), (Some(3), Some(17)));
+    assert_eq!(
+        (f["line"].as_u64(), f["column"].as_u64()),
+        (Some(3), Some(17))
+    );
     assert_eq!(f["value"], "description: caf\u{fffd} au lait");
 
     let (_, report) = validate_json(&[&fixture("bad-native/manifest-invalid-yaml")], &[]);
@@ -119,7 +185,10 @@ fn findings_are_located_with_value_and_hint() {
 
     let (_, report) = validate_json(&[&fixture("bad-native/version-is-a-number")], &[]);
     let f = &only_package(&report)["findings"][0];
-    assert_eq!((f["line"].as_u64(), f["value"].as_str()), (Some(2), Some("1.0")));
+    assert_eq!(
+        (f["line"].as_u64(), f["value"].as_str()),
+        (Some(2), Some("1.0"))
+    );
 }
 
 #[test]
@@ -142,7 +211,10 @@ fn core_lock_turns_on_the_quarantine_check() {
     let package = only_package(&report);
     assert_eq!(findings(package), expected(&[("dependency-quarantine", E)]));
     let message = package["findings"][0]["message"].as_str().unwrap();
-    assert!(message.contains("`httpx>=0.30,<0.32` excludes Hermes core's httpx==0.28.1"), "{message}");
+    assert!(
+        message.contains("`httpx>=0.30,<0.32` excludes Hermes core's httpx==0.28.1"),
+        "{message}"
+    );
 
     // The environment variable does the same.
     let out = bin()
@@ -154,7 +226,10 @@ fn core_lock_turns_on_the_quarantine_check() {
     assert_eq!(out.status.code(), Some(1));
 
     // A compatible plugin passes against the same core.
-    let (exit, _) = validate_json(&[&fixture("plugins/release-notes")], &["--core", core.to_str().unwrap()]);
+    let (exit, _) = validate_json(
+        &[&fixture("plugins/release-notes")],
+        &["--core", core.to_str().unwrap()],
+    );
     assert_eq!(exit, 0);
 }
 
@@ -167,8 +242,17 @@ fn usage_and_environment_errors_have_their_exit_codes() {
     let out = run(&["validate", "--format", "yaml", "fixtures/plugins"]);
     assert_eq!(out.code, 2);
 
-    let out = run(&["validate", "--core", "fixtures/plugins", "fixtures/plugins/calculator"]);
-    assert_eq!(out.code, 3, "a core checkout without uv.lock is an environment error: {}", out.stderr);
+    let out = run(&[
+        "validate",
+        "--core",
+        "fixtures/plugins",
+        "fixtures/plugins/calculator",
+    ]);
+    assert_eq!(
+        out.code, 3,
+        "a core checkout without uv.lock is an environment error: {}",
+        out.stderr
+    );
     assert!(out.stderr.contains("uv.lock"));
 
     let out = run(&["validate", "--json", "fixtures/does-not-exist"]);
@@ -187,21 +271,43 @@ fn category_layout_keys_and_manifest_paths() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     for (rel, text) in [
-        ("platforms/discord/plugin.yaml", "name: discord-platform\nversion: 1.0.0\ndescription: d\nkind: platform\n"),
-        ("flat/plugin.yaml", "name: flat-name\nversion: 1.0.0\ndescription: d\n"),
-        ("dupe/plugin.yaml", "name: flat-name\nversion: 1.0.0\ndescription: d\n"),
+        (
+            "platforms/discord/plugin.yaml",
+            "name: discord-platform\nversion: 1.0.0\ndescription: d\nkind: platform\n",
+        ),
+        (
+            "flat/plugin.yaml",
+            "name: flat-name\nversion: 1.0.0\ndescription: d\n",
+        ),
+        (
+            "dupe/plugin.yaml",
+            "name: flat-name\nversion: 1.0.0\ndescription: d\n",
+        ),
     ] {
         let path = root.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
-        std::fs::write(path.parent().unwrap().join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
+        std::fs::write(
+            path.parent().unwrap().join("__init__.py"),
+            "def register(ctx):\n    pass\n",
+        )
+        .unwrap();
     }
     let plugin_file = root.join("flat/plugin.yaml");
     let (_, report) = validate_json(&[root], &[]);
-    let keys: Vec<&str> = report["packages"].as_array().unwrap().iter().map(|p| p["key"].as_str().unwrap()).collect();
+    let keys: Vec<&str> = report["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
     assert_eq!(keys, ["flat-name", "flat-name", "platforms/discord"]);
     let second = &report["packages"][1];
-    assert_eq!(findings(second), expected(&[("layout", E)]), "the duplicate key is reported on the later package");
+    assert_eq!(
+        findings(second),
+        expected(&[("layout", E)]),
+        "the duplicate key is reported on the later package"
+    );
     // A manifest path stands for its directory.
     let (exit, report) = validate_json(&[&plugin_file], &[]);
     assert_eq!(exit, 0);

@@ -202,7 +202,10 @@ mod tests {
         let r = root.path();
         touch(&r.join("flat/plugin.yaml"), "name: flat\n");
         touch(&r.join("cat/one/plugin.yaml"), "name: one\n");
-        touch(&r.join("cat/two/plugin.json"), &format!("{{\"$schema\": \"{PLUGIN_SCHEMA_V1}\"}}"));
+        touch(
+            &r.join("cat/two/plugin.json"),
+            &format!("{{\"$schema\": \"{PLUGIN_SCHEMA_V1}\"}}"),
+        );
         touch(&r.join("cat/deep/nested/plugin.yaml"), "name: deep\n");
         touch(&r.join("cat/claude/plugin.json"), "{\"name\": \"x\"}");
         touch(&r.join("__pycache__/plugin.yaml"), "");

@@ -318,7 +318,8 @@ impl Manifest {
         let mut saw_provides_hooks = false;
         let mut saw_hooks = false;
         for entry in entries {
-            m.present.push(Spanned::new(entry.key.clone(), entry.key_pos));
+            m.present
+                .push(Spanned::new(entry.key.clone(), entry.key_pos));
             let node = &entry.value;
             let check = CheckId::ManifestFields;
             match entry.key.as_str() {

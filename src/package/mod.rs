@@ -300,7 +300,9 @@ fn load_native(
         Ok(t) => t,
         Err(e) => {
             let mut d = Diagnostic::error(CheckId::Manifest, file, e.pos(), format!("{file} {e}"))
-                .hint("The manifest must be a regular UTF-8 text file inside the plugin directory.");
+                .hint(
+                    "The manifest must be a regular UTF-8 text file inside the plugin directory.",
+                );
             if let Some(v) = e.value() {
                 d = d.value(v);
             }

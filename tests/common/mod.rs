@@ -54,8 +54,12 @@ pub fn validate_json(paths: &[&Path], extra: &[&str]) -> (i32, Value) {
     args.extend(paths.iter().map(|p| p.display().to_string()));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = run(&refs);
-    let report: Value = serde_json::from_str(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}):\n{}\nstderr:\n{}", out.stdout, out.stderr));
+    let report: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is one JSON document ({e}):\n{}\nstderr:\n{}",
+            out.stdout, out.stderr
+        )
+    });
     (out.code, report)
 }
 
@@ -72,7 +76,12 @@ pub fn findings(package: &Value) -> Vec<(String, String)> {
         .as_array()
         .expect("findings array")
         .iter()
-        .map(|f| (f["check"].as_str().unwrap().to_string(), f["severity"].as_str().unwrap().to_string()))
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     out.sort();
     out
@@ -86,10 +95,13 @@ pub fn read_json(path: &Path) -> Value {
 /// A JSON Schema validator for the schema file at `path`.
 pub fn validator(path: &Path) -> jsonschema::Validator {
     let schema = read_json(path);
-    jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{} is a valid schema: {e}", path.display()))
+    jsonschema::validator_for(&schema)
+        .unwrap_or_else(|e| panic!("{} is a valid schema: {e}", path.display()))
 }
 
 /// Every schema violation of `instance`, as text.
 pub fn violations(v: &jsonschema::Validator, instance: &Value) -> Vec<String> {
-    v.iter_errors(instance).map(|e| format!("{} at {}", e, e.instance_path())).collect()
+    v.iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
 }
