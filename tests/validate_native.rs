@@ -9,8 +9,11 @@ use serde_json::Value;
 const E: &str = "error";
 const W: &str = "warning";
 
-/// (fixture, expected `(check, severity)` findings, expected exit code).
-const BAD_NATIVE: &[(&str, &[(&str, &str)], i32)] = &[
+/// Expected `(check, severity)` findings of one fixture.
+type Findings = &'static [(&'static str, &'static str)];
+
+/// (fixture, expected findings, expected exit code).
+const BAD_NATIVE: &[(&str, Findings, i32)] = &[
     ("capability-unknown", &[("capabilities", W)], 0),
     (
         "config-schema-defaults-mismatch",

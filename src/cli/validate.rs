@@ -206,6 +206,16 @@ fn package_report(p: &LoadedPackage, diagnostics: Vec<Diagnostic>, strict: bool)
     }
     let findings: Vec<Finding> = diagnostics.iter().map(|d| finding(&p.dir, d)).collect();
     let counts = Counts::of(&findings);
+    let strings = |list: &[package::Spanned<String>]| {
+        list.iter().map(|s| s.value.clone()).collect::<Vec<_>>()
+    };
+    let (capabilities, requires_auth) = match &p.content {
+        Content::Native(n) => (
+            n.manifest.as_ref().map(|m| strings(&m.capabilities)),
+            n.manifest.as_ref().map(|m| strings(&m.requires_auth)),
+        ),
+        Content::Portable(_) => (None, None),
+    };
     let (kind, python_dependencies, skill_namespace, skills, mcp_servers) = match &p.content {
         Content::Native(n) => (
             n.manifest.as_ref().map(|m| m.kind().as_str().to_string()),
@@ -277,6 +287,8 @@ fn package_report(p: &LoadedPackage, diagnostics: Vec<Diagnostic>, strict: bool)
         ok,
         counts,
         findings,
+        capabilities,
+        requires_auth,
         python_dependencies,
         skill_namespace,
         skills,

@@ -860,3 +860,59 @@ fn read_python_runtime(
         .with_hint("Remove python_runtime to share Hermes' environment, or write `python_runtime: external`.");
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::located::{Limits, yaml};
+
+    fn read(text: &str, mode: Mode) -> (Manifest, Vec<crate::diag::Diagnostic>) {
+        let root = yaml::parse(text, Limits::default()).unwrap().root;
+        let mut out = Vec::new();
+        let mut sink = Sink::new("plugin.yaml", &mut out);
+        let m = Manifest::from_tree(&root, &mut sink, mode);
+        (m, out)
+    }
+
+    #[test]
+    fn runtime_mode_degrades_field_by_field() {
+        let text = "name: p\nversion: 1.0\nprovides_tools: calc\nkind: platform\nhooks: [on_session_end]\n";
+        let (m, out) = read(text, Mode::Runtime);
+        assert!(
+            out.iter().all(|d| d.severity == Severity::Warning),
+            "{out:?}"
+        );
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            m.version.as_ref().unwrap().value,
+            "1.0",
+            "Hermes stringifies a numeric version"
+        );
+        assert!(
+            m.provides_tools.is_empty(),
+            "a wrong type falls back to the default"
+        );
+        assert_eq!(m.kind(), Kind::Platform, "other fields still load");
+        assert_eq!(
+            m.provides_hooks[0].value, "on_session_end",
+            "legacy `hooks` is read"
+        );
+        let (m, out) = read(text, Mode::Validate);
+        assert_eq!(
+            out.iter().filter(|d| d.severity == Severity::Error).count(),
+            2
+        );
+        assert!(m.version.is_none());
+    }
+
+    #[test]
+    fn env_entries_mix_strings_and_mappings() {
+        let text =
+            "requires_env:\n  - A_KEY\n  - name: B_TOKEN\n    password: true\n    prompt: Token\n";
+        let (m, out) = read(text, Mode::Validate);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(m.requires_env.len(), 2);
+        assert!(!m.requires_env[0].secret && m.requires_env[1].secret);
+        assert_eq!(m.requires_env[1].prompt.as_deref(), Some("Token"));
+    }
+}

@@ -190,6 +190,28 @@ pub fn load_path(path: &Path, mode: Mode) -> io::Result<LoadedTree> {
     })
 }
 
+/// Loads the plugin in `dir` (a single plugin directory, not a root of plugins), keyed by its
+/// name as a flat plugin. Fails if `dir` has no `plugin.yaml`, `plugin.yml` or `plugin.json`.
+pub fn load_dir(dir: &Path, mode: Mode) -> io::Result<LoadedPackage> {
+    let manifest = discover::manifest_kind(dir).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "{} is not a plugin directory (no plugin.yaml, plugin.yml or plugin.json)",
+                dir.display()
+            ),
+        )
+    })?;
+    Ok(load(
+        &Candidate {
+            dir: dir.to_path_buf(),
+            category: None,
+            manifest,
+        },
+        mode,
+    ))
+}
+
 /// Loads one discovered plugin directory.
 pub fn load(candidate: &Candidate, mode: Mode) -> LoadedPackage {
     let mut diagnostics = Vec::new();

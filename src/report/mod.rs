@@ -57,6 +57,12 @@ pub struct PackageReport {
     pub counts: Counts,
     /// Findings, ordered by file and position.
     pub findings: Vec<Finding>,
+    /// For native packages: declared capabilities (consent is asked for these).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Vec<String>>,
+    /// For native packages: provider ids whose signed-in credentials the plugin uses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requires_auth: Option<Vec<String>>,
     /// For native packages: the managed Python requirements, as written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub python_dependencies: Option<Vec<String>>,
