@@ -127,6 +127,33 @@ checks! {
     Paths => "paths", "VAL-19", Error,
         "No file or symlink resolves outside the package",
         "Every file and symlink in the package must resolve inside the package root; a symlink that escapes it (or loops) would let the package read or ship files it does not contain.";
+    DeclaredTools => "declared-tools", "VAL-10", Error,
+        "Registered tools match provides_tools",
+        "Tools registered by register(ctx) (found statically, or with --probe at runtime) must be declared in provides_tools; a declared tool that is never registered is a warning. A name that cannot be determined statically is reported, never guessed.";
+    DeclaredHooks => "declared-hooks", "VAL-10", Error,
+        "Registered hooks match provides_hooks",
+        "Hooks registered by register(ctx) must be declared in provides_hooks (or the legacy hooks); a declared hook that is never registered is a warning.";
+    DeclaredMiddleware => "declared-middleware", "VAL-10", Error,
+        "Registered middleware matches provides_middleware",
+        "Middleware registered by register(ctx) must be declared in provides_middleware; declared but never registered is a warning.";
+    HookNames => "hook-names", "VAL-11", Warning,
+        "Hook names are known and callbacks accept **kwargs",
+        "Hook names must be plugin hooks of Hermes 0.19.0 (pre_tool_call, post_llm_call, on_session_end, …). Gateway event names such as agent:end belong in HOOK.yaml. Callbacks should accept **kwargs so new keyword arguments do not break them.";
+    BuiltinCollisions => "builtin-collisions", "VAL-12", Error,
+        "No silent replacement of built-in tools",
+        "Registering a tool with the name of a Hermes built-in needs override=True and the tools.override capability in the manifest; without them the registration fails at load time.";
+    NoCoreOverride => "no-core-override", "VAL-14", Error,
+        "Plugin code does not rebind Hermes internals",
+        "Assigning to, setattr/delattr on, deleting from, or mutating attributes of Hermes modules (run_agent, agent, tools, hermes_cli, gateway, …), writing sys.modules, or mock.patch-ing Hermes paths at runtime is not an extension point; the catalog rejects it. Use ctx.register_* APIs, hooks and middleware.";
+    CredentialAccess => "credential-access", "VAL-15", Error,
+        "No direct access to credential files",
+        "Plugins must not read or write .env, auth.json, ~/.codex/auth.json or other tools' credential files, or refresh OAuth tokens themselves (catalog rule 11). Use get_secret(...) and credentialed_provider_request(...).";
+    SecurityScan => "security-scan", "VAL-16", Warning,
+        "Security scan",
+        "Reverse shells, decode-and-exec, download-and-exec and escaping symlinks (critical), eval/exec of dynamic strings, curl | sh and native executables (high) make the package dangerous (an error). Restricted eval, runtime shell commands, binary or compiled files, opaque blobs and oversized trees (medium) are warnings.";
+    SelfUpdater => "self-updater", "VAL-20", Error,
+        "No self-updating JavaScript",
+        "JS/TS code that downloads from releases/latest or raw.githubusercontent.com and writes files replaces reviewed code with unreviewed code (catalog rule 3).";
     PortableManifest => "portable-manifest", "VAL-P1", Error,
         "plugin.json follows Agent Plugins v1.0.0",
         "plugin.json needs $schema = https://agent-plugins.org/schemas/1.0.0/plugin.schema.json and a name of 1-64 characters matching ^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$ without `--` or `..`. Unknown top-level fields are ignored; any other violation rejects the package.";

@@ -76,7 +76,7 @@ const BAD_NATIVE: &[(&str, Findings, i32)] = &[
         &[("requires-hermes", E), ("requires-hermes", E)],
         1,
     ),
-    ("symlink-escape", &[("paths", E)], 1),
+    ("symlink-escape", &[("paths", E), ("security-scan", E)], 1),
     ("unknown-field-typo", &[("manifest-fields", W)], 0),
     ("version-is-a-number", &[("manifest-fields", E)], 1),
 ];

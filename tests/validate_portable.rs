@@ -35,6 +35,7 @@ const PORTABLE: &[Expect] = &[
             ("mcp", "error", "mcp:dotdot"),
             ("mcp", "error", "mcp:symlinked"),
             ("paths", "error", ""),
+            ("security-scan", "error", ""),
         ],
     },
     Expect {

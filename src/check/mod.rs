@@ -2,10 +2,9 @@
 //!
 //! Loading (`package`) already reports what makes a manifest unreadable or mistyped; the
 //! checks here apply the rules on top of the typed package. Each family lives in its own
-//! module and returns located [`Diagnostic`]s; nothing here prints.
-//!
-//! The Python source checks (registrations, hook names, core overrides, credentials, the
-//! security scan) belong in a `static_py` family next to these.
+//! module and returns located [`Diagnostic`]s; nothing here prints. Python sources are
+//! analysed statically (`static_py`, never executed); `probe` runs `register(ctx)` in a child
+//! interpreter only when asked to.
 
 pub mod config_schema;
 pub mod dependencies;
@@ -13,6 +12,9 @@ pub mod loadable;
 pub mod locales;
 pub mod manifest_rules;
 pub mod paths;
+pub mod probe;
+pub mod python;
+pub mod static_py;
 
 use crate::diag::{Diagnostic, Severity};
 use crate::hermes_core::CoreLock;
@@ -23,12 +25,26 @@ use crate::package::{Content, LoadedPackage};
 pub struct Context<'a> {
     /// Hermes core's lock, for VAL-9 (`--core`).
     pub core: Option<&'a CoreLock>,
+    /// Run `register(ctx)` in a child interpreter (`--probe`).
+    pub probe: Option<&'a probe::ProbeOptions>,
 }
 
-/// Runs every check on a loaded package; returns the loader's findings plus the checks',
-/// sorted by file, line and column.
-pub fn run(package: &LoadedPackage, cx: &Context<'_>) -> Vec<Diagnostic> {
+/// Everything validation found about one package.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Loader and check findings, ordered by file and position.
+    pub findings: Vec<Diagnostic>,
+    /// The static analysis of the package's sources.
+    pub analysis: Option<static_py::StaticAnalysis>,
+    /// The probe's observations, when `--probe` ran.
+    pub probe: Option<probe::ProbeResult>,
+}
+
+/// Runs every check on a loaded package. Fails only if `--probe` cannot start its interpreter.
+pub fn run(package: &LoadedPackage, cx: &Context<'_>) -> Result<Outcome, probe::ProbeError> {
     let mut out = package.diagnostics.clone();
+    let analysis = package.root.as_ref().map(static_py::analyze);
+    let mut probe_result = None;
     match &package.content {
         Content::Native(native) => {
             if let Some(manifest) = &native.manifest {
@@ -40,15 +56,24 @@ pub fn run(package: &LoadedPackage, cx: &Context<'_>) -> Vec<Diagnostic> {
                     loadable::check(root, manifest, file, &mut out);
                     locales::check(root, manifest, file, &mut out);
                 }
+                if let (Some(options), Some(a)) = (cx.probe, &analysis)
+                    && a.has_init
+                {
+                    probe_result = Some(probe::run(&package.dir, options)?);
+                }
+                if let Some(a) = &analysis {
+                    python::native_findings(a, manifest, file, probe_result.as_ref(), &mut out);
+                }
+            } else if let Some(a) = &analysis {
+                python::shared_findings(a, &mut out);
             }
         }
         Content::Portable(portable) => {
-            if let Some(spec) = portable
-                .extension
-                .as_ref()
-                .and_then(|e| e.requires_hermes.as_ref())
-            {
+            if let Some(spec) = portable.extension.as_ref().and_then(|e| e.requires_hermes.as_ref()) {
                 manifest_rules::check_requires_hermes(spec, "plugin.json", &mut out);
+            }
+            if let Some(a) = &analysis {
+                python::shared_findings(a, &mut out);
             }
         }
     }
@@ -56,19 +81,19 @@ pub fn run(package: &LoadedPackage, cx: &Context<'_>) -> Vec<Diagnostic> {
         paths::check(root, &mut out);
     }
     out.sort_by(|a, b| {
-        (a.file.as_str(), a.pos, std::cmp::Reverse(a.severity)).cmp(&(
-            b.file.as_str(),
-            b.pos,
-            std::cmp::Reverse(b.severity),
-        ))
+        (a.file.as_str(), a.pos, std::cmp::Reverse(a.severity)).cmp(&(b.file.as_str(), b.pos, std::cmp::Reverse(b.severity)))
     });
     out.dedup();
-    out
+    Ok(Outcome {
+        findings: out,
+        analysis,
+        probe: probe_result,
+    })
 }
 
 /// Whether findings fail validation: any error, or any warning under `--strict`.
 pub fn fails(findings: &[Diagnostic], strict: bool) -> bool {
-    findings
-        .iter()
-        .any(|d| d.severity == Severity::Error || (strict && d.severity == Severity::Warning))
+    findings.iter().any(|d| {
+        d.severity == Severity::Error || (strict && d.severity == Severity::Warning)
+    })
 }

@@ -6,12 +6,17 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use crate::check;
+use std::time::Duration;
+
+use crate::check::probe::{ProbeOptions, ProbeResult};
+use crate::check::static_py::{RegKind, StaticAnalysis};
+use crate::check::{self, Outcome};
 use crate::diag::{CheckId, Diagnostic, Severity};
 use crate::hermes_core::CoreLock;
 use crate::package::{self, Content, LoadedPackage, Mode};
 use crate::report::{
-    self, Counts, Finding, PackageReport, Report, Rule, ServerReport, SkillReport, Summary, Tool,
+    self, CallbackReport, Counts, Finding, PackageReport, ProbeReport, RegistrationEntry, RegistrationsReport, Report, Rule, SecurityReport,
+    ServerReport, SkillReport, Summary, Tool, UndeterminedEntry,
 };
 
 use super::{CliError, GlobalArgs, Status};
@@ -32,7 +37,7 @@ pub enum OutputFormat {
 /// Arguments of `validate`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  hermes-plugins validate                      # the plugin (or plugins root) in the current directory\n  hermes-plugins validate ~/.hermes/plugins     # every plugin, flat or <category>/<plugin>\n  hermes-plugins validate my-plugin --strict    # warnings fail too\n  hermes-plugins validate . --format sarif > results.sarif\n  hermes-plugins validate my-plugin --core ~/src/hermes-agent   # also check deps against core's uv.lock\n\nExit codes: 0 all packages pass; 1 a package fails (or none was found); 2 usage; 3 I/O."
+    after_help = "Examples:\n  hermes-plugins validate                      # the plugin (or plugins root) in the current directory\n  hermes-plugins validate ~/.hermes/plugins     # every plugin, flat or <category>/<plugin>\n  hermes-plugins validate my-plugin --strict    # warnings fail too\n  hermes-plugins validate . --format sarif > results.sarif\n  hermes-plugins validate my-plugin --core ~/src/hermes-agent   # also check deps against core's uv.lock\n  hermes-plugins validate my-plugin --probe                     # also run register(ctx) in python3 (runs plugin code!)\n  hermes-plugins validate my-plugin --probe=.venv/bin/python\n\nExit codes: 0 all packages pass; 1 a package fails (or none was found); 2 usage; 3 I/O."
 )]
 pub struct ValidateArgs {
     /// Plugin directories, directories of plugins, or manifest files [default: .]
@@ -47,6 +52,12 @@ pub struct ValidateArgs {
     /// Hermes core checkout (pyproject.toml + uv.lock): also check dependencies against core's pins (VAL-9)
     #[arg(long, env = "HERMES_PLUGINS_CORE", value_name = "DIR")]
     pub core: Option<PathBuf>,
+    /// Also import each native plugin and call register(ctx) in a child interpreter (default python3) and compare with static analysis. Runs plugin code: use only on code you trust.
+    #[arg(long, value_name = "PYTHON", num_args = 0..=1, require_equals = true, default_missing_value = "python3")]
+    pub probe: Option<String>,
+    /// Seconds one plugin may take under --probe
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, requires = "probe")]
+    pub probe_timeout: f64,
 }
 
 /// The rule descriptions for renderers.
@@ -121,13 +132,22 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
         }
         packages.extend(tree.packages);
     }
+    if !(args.probe_timeout > 0.0 && args.probe_timeout.is_finite()) {
+        return Err(CliError::usage("--probe-timeout must be a positive number of seconds"));
+    }
+    let probe = args.probe.as_ref().map(|python| ProbeOptions {
+        python: python.clone(),
+        timeout: Duration::from_secs_f64(args.probe_timeout),
+    });
     let cx = check::Context {
         core: core.as_ref(),
+        probe: probe.as_ref(),
     };
-    let reports: Vec<PackageReport> = packages
-        .iter()
-        .map(|p| package_report(p, check::run(p, &cx), args.strict))
-        .collect();
+    let mut reports: Vec<PackageReport> = Vec::with_capacity(packages.len());
+    for p in &packages {
+        let outcome = check::run(p, &cx).map_err(|e| CliError::environment(e.to_string()))?;
+        reports.push(package_report(p, outcome, args.strict));
+    }
     let summary = Summary::of(&reports);
     let report = Report {
         tool: Tool {
@@ -198,7 +218,73 @@ fn finding(dir: &Path, d: &Diagnostic) -> Finding {
     }
 }
 
-fn package_report(p: &LoadedPackage, diagnostics: Vec<Diagnostic>, strict: bool) -> PackageReport {
+fn registrations_report(dir: &Path, a: &StaticAnalysis) -> RegistrationsReport {
+    let r = &a.registrations;
+    let entries = |kind: RegKind| -> Vec<RegistrationEntry> {
+        r.of(kind)
+            .map(|reg| RegistrationEntry {
+                name: reg.name.clone(),
+                file: display_file(dir, &reg.file),
+                line: reg.pos.line,
+                override_builtin: (kind == RegKind::Tool).then_some(reg.override_builtin),
+                callback: reg.callback.as_ref().map(|cb| CallbackReport {
+                    name: cb.name.clone(),
+                    file: display_file(dir, &cb.file),
+                    line: cb.pos.line,
+                    accepts_kwargs: cb.accepts_kwargs,
+                }),
+            })
+            .collect()
+    };
+    RegistrationsReport {
+        analyzed: r.analyzed,
+        reason: r.reason.clone(),
+        entry: r.entry.as_ref().map(|e| display_file(dir, e)),
+        tools: entries(RegKind::Tool),
+        hooks: entries(RegKind::Hook),
+        middleware: entries(RegKind::Middleware),
+        undetermined: r
+            .undetermined
+            .iter()
+            .map(|u| UndeterminedEntry {
+                kind: u.kind.map(|k| k.as_str().to_string()),
+                file: display_file(dir, &u.file),
+                line: u.pos.line,
+                expression: u.expression.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn security_report(a: &StaticAnalysis) -> SecurityReport {
+    use crate::check::static_py::security::Level;
+    let count = |level: Level| a.security.iter().filter(|f| f.level == level).count();
+    SecurityReport {
+        verdict: a.verdict.as_str().to_string(),
+        critical: count(Level::Critical),
+        high: count(Level::High),
+        medium: count(Level::Medium),
+    }
+}
+
+fn probe_report(p: &ProbeResult) -> ProbeReport {
+    ProbeReport {
+        ok: p.completed() && p.error.is_none(),
+        phase: p.phase.clone(),
+        error: p.error.clone(),
+        duration_ms: u64::try_from(p.duration.as_millis()).unwrap_or(u64::MAX),
+        tools: p.tools.iter().map(|(n, _)| n.clone()).collect(),
+        hooks: p.hooks.iter().map(|(n, _)| n.clone()).collect(),
+        middleware: p.middleware.clone(),
+        commands: p.commands.clone(),
+        cli_commands: p.cli_commands.clone(),
+        platforms: p.platforms.clone(),
+        network_attempts: p.network_attempts.clone(),
+    }
+}
+
+fn package_report(p: &LoadedPackage, outcome: Outcome, strict: bool) -> PackageReport {
+    let diagnostics = outcome.findings;
     let accepted = p.accepted();
     let mut ok = !check::fails(&diagnostics, strict);
     if !accepted {
@@ -289,6 +375,13 @@ fn package_report(p: &LoadedPackage, diagnostics: Vec<Diagnostic>, strict: bool)
         findings,
         capabilities,
         requires_auth,
+        registrations: outcome
+            .analysis
+            .as_ref()
+            .filter(|a| a.has_init && matches!(p.content, Content::Native(_)))
+            .map(|a| registrations_report(&p.dir, a)),
+        security: outcome.analysis.as_ref().map(security_report),
+        probe: outcome.probe.as_ref().map(probe_report),
         python_dependencies,
         skill_namespace,
         skills,

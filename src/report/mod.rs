@@ -66,6 +66,15 @@ pub struct PackageReport {
     /// For native packages: the managed Python requirements, as written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub python_dependencies: Option<Vec<String>>,
+    /// For packages with Python code: what register(ctx) registers, found statically.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registrations: Option<RegistrationsReport>,
+    /// The security scan's verdict and counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub security: Option<SecurityReport>,
+    /// What `--probe` observed, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeReport>,
     /// For portable packages: the skill namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skill_namespace: Option<String>,
@@ -75,6 +84,112 @@ pub struct PackageReport {
     /// For portable packages: the MCP servers that would load.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<Vec<ServerReport>>,
+}
+
+/// Registrations found by static analysis of `register(ctx)`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RegistrationsReport {
+    /// Whether register(ctx) was found and interpreted.
+    pub analyzed: bool,
+    /// Why not, or why the result may be incomplete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `file:line` of the register function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// Tools.
+    pub tools: Vec<RegistrationEntry>,
+    /// Hooks.
+    pub hooks: Vec<RegistrationEntry>,
+    /// Middleware.
+    pub middleware: Vec<RegistrationEntry>,
+    /// Registration calls (or hand-offs of ctx) whose names are not known statically.
+    pub undetermined: Vec<UndeterminedEntry>,
+}
+
+/// One registration.
+#[derive(Debug, Clone, Serialize)]
+pub struct RegistrationEntry {
+    /// The registered name.
+    pub name: String,
+    /// File of the registering call.
+    pub file: String,
+    /// Its line.
+    pub line: u32,
+    /// For tools: whether `override=True` was passed.
+    #[serde(rename = "override", skip_serializing_if = "Option::is_none")]
+    pub override_builtin: Option<bool>,
+    /// For hooks and middleware: the callback, when resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback: Option<CallbackReport>,
+}
+
+/// A hook or middleware callback.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallbackReport {
+    /// Function name (`<lambda>` for lambdas).
+    pub name: String,
+    /// Where it is defined.
+    pub file: String,
+    /// Its line.
+    pub line: u32,
+    /// Whether it accepts `**kwargs`.
+    pub accepts_kwargs: bool,
+}
+
+/// A registration whose name could not be determined statically.
+#[derive(Debug, Clone, Serialize)]
+pub struct UndeterminedEntry {
+    /// `tool`, `hook`, `middleware`, or absent for ctx handed to code that cannot be followed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// File.
+    pub file: String,
+    /// Line.
+    pub line: u32,
+    /// The expression (or call) that could not be evaluated.
+    pub expression: String,
+}
+
+/// The security scan's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct SecurityReport {
+    /// `safe`, `caution` or `dangerous`.
+    pub verdict: String,
+    /// Critical findings.
+    pub critical: usize,
+    /// High findings.
+    pub high: usize,
+    /// Medium findings.
+    pub medium: usize,
+}
+
+/// What `--probe` observed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeReport {
+    /// Whether register(ctx) ran to completion without raising.
+    pub ok: bool,
+    /// The last phase reached (`import`, `register`, `done`, `timeout`).
+    pub phase: String,
+    /// What went wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Wall time of the child interpreter.
+    pub duration_ms: u64,
+    /// Tools registered.
+    pub tools: Vec<String>,
+    /// Hooks registered.
+    pub hooks: Vec<String>,
+    /// Middleware registered.
+    pub middleware: Vec<String>,
+    /// Slash commands registered.
+    pub commands: Vec<String>,
+    /// CLI commands registered.
+    pub cli_commands: Vec<String>,
+    /// Platforms registered.
+    pub platforms: Vec<String>,
+    /// Network calls refused during import and registration.
+    pub network_attempts: Vec<String>,
 }
 
 /// A skill that would load.

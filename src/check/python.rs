@@ -1,0 +1,357 @@
+//! The Python source checks as findings: declared vs registered (VAL-10), hook names and
+//! callback signatures (VAL-11), built-in collisions (VAL-12), core overrides (VAL-14),
+//! credential access (VAL-15), the security scan (VAL-16) and self-updaters (VAL-20).
+
+use std::collections::BTreeSet;
+
+use crate::diag::{CheckId, Diagnostic, Severity, did_you_mean};
+use crate::known;
+use crate::located::Pos;
+use crate::package::manifest::{Kind, Manifest};
+
+use super::probe::ProbeResult;
+use super::static_py::registrations::Callback;
+use super::static_py::security::Level;
+use super::static_py::{RegKind, StaticAnalysis};
+
+/// A registration, from static analysis or from the probe.
+#[derive(Debug, Clone)]
+struct Seen {
+    kind: RegKind,
+    name: String,
+    file: String,
+    pos: Pos,
+    override_builtin: bool,
+    callback: Option<Callback>,
+}
+
+fn check_for(kind: RegKind) -> CheckId {
+    match kind {
+        RegKind::Tool => CheckId::DeclaredTools,
+        RegKind::Hook => CheckId::DeclaredHooks,
+        RegKind::Middleware => CheckId::DeclaredMiddleware,
+    }
+}
+
+fn manifest_field(kind: RegKind) -> &'static str {
+    match kind {
+        RegKind::Tool => "provides_tools",
+        RegKind::Hook => "provides_hooks",
+        RegKind::Middleware => "provides_middleware",
+    }
+}
+
+/// Findings for a native package from its static analysis (and probe, when run).
+pub fn native_findings(
+    analysis: &StaticAnalysis,
+    manifest: &Manifest,
+    manifest_file: &str,
+    probe: Option<&ProbeResult>,
+    out: &mut Vec<Diagnostic>,
+) {
+    hook_names_in_manifest(manifest, manifest_file, out);
+    let probe_ok = probe.filter(|p| p.completed());
+    let regs = &analysis.registrations;
+    let seen: Vec<Seen> = match probe_ok {
+        Some(p) => p
+            .registrations()
+            .into_iter()
+            .map(|(kind, name, override_builtin, accepts_kwargs)| Seen {
+                kind,
+                // The probe knows names, not places: point at register().
+                file: regs.entry.as_deref().and_then(|e| e.rsplit_once(':')).map_or("__init__.py".to_string(), |(f, _)| f.to_string()),
+                pos: regs
+                    .entry
+                    .as_deref()
+                    .and_then(|e| e.rsplit_once(':'))
+                    .and_then(|(_, l)| l.parse().ok())
+                    .map_or(Pos::START, |l| Pos::new(l, 1)),
+                override_builtin,
+                callback: accepts_kwargs.map(|ok| Callback {
+                    name: name.clone(),
+                    file: String::new(),
+                    pos: Pos::START,
+                    accepts_kwargs: ok,
+                }),
+                name,
+            })
+            .collect(),
+        None => regs
+            .found
+            .iter()
+            .map(|r| Seen {
+                kind: r.kind,
+                name: r.name.clone(),
+                file: r.file.clone(),
+                pos: r.pos,
+                override_builtin: r.override_builtin,
+                callback: r.callback.clone(),
+            })
+            .collect(),
+    };
+    let analyzed = probe_ok.is_some() || regs.analyzed;
+    if analysis.has_init && !analyzed && manifest.kind() != Kind::ModelProvider {
+        let reason = probe
+            .and_then(|p| p.error.clone())
+            .or_else(|| regs.reason.clone())
+            .unwrap_or_else(|| "register(ctx) could not be analysed".into());
+        if regs.reason.as_deref() == Some("__init__.py defines no register(ctx)") {
+            out.push(
+                Diagnostic::error(CheckId::Loadable, "__init__.py", Pos::START, "__init__.py defines no register(ctx): Hermes has nothing to call")
+                    .hint("Define `def register(ctx):` in __init__.py (or import it there from a submodule)."),
+            );
+        } else {
+            out.push(
+                Diagnostic::warning(CheckId::DeclaredTools, "__init__.py", Pos::START, format!("registrations were not verified: {reason}"))
+                    .hint("Run validate with --probe to see what register(ctx) registers at runtime."),
+            );
+        }
+    }
+    if analyzed {
+        for kind in [RegKind::Tool, RegKind::Hook, RegKind::Middleware] {
+            compare(kind, &seen, manifest, manifest_file, analysis, probe_ok.is_some(), out);
+        }
+    }
+    if probe_ok.is_none() {
+        for u in &regs.undetermined {
+            let check = u.kind.map_or(CheckId::DeclaredTools, check_for);
+            let what = match u.kind {
+                Some(k) => format!("the name of this {} registration cannot be determined statically: `{}` ({}:{})", k.as_str(), u.expression, u.file, u.pos.line),
+                None => format!("{} ({}:{}); what it registers is not known statically", u.expression, u.file, u.pos.line),
+            };
+            out.push(
+                Diagnostic::warning(check, &u.file, u.pos, what)
+                    .value(&u.expression)
+                    .hint("Use a literal name or a module-level constant, or run validate with --probe to see the real registrations."),
+            );
+        }
+    }
+    // VAL-11: hooks registered but unknown, and callbacks without **kwargs.
+    let declared_hooks: BTreeSet<&str> = manifest.provides_hooks.iter().map(|h| h.value.as_str()).collect();
+    for s in seen.iter().filter(|s| s.kind == RegKind::Hook) {
+        if !known::HOOKS.contains(&s.name.as_str()) && !declared_hooks.contains(s.name.as_str()) {
+            out.push(unknown_hook(&s.name, &s.file, s.pos));
+        }
+        if let Some(cb) = &s.callback
+            && !cb.accepts_kwargs
+        {
+            let location = if cb.file.is_empty() { String::new() } else { format!(" (defined at {}:{})", cb.file, cb.pos.line) };
+            out.push(
+                Diagnostic::warning(
+                    CheckId::HookNames,
+                    &s.file,
+                    s.pos,
+                    format!("hook callback `{}` for `{}` does not accept **kwargs{location}; Hermes adds keyword arguments over time", cb.name, s.name),
+                )
+                .value(&cb.name)
+                .hint(format!("Add **kwargs to the signature of {}.", cb.name)),
+            );
+        }
+    }
+    // VAL-12: built-in tool names.
+    let has_override_capability = manifest.capabilities.iter().any(|c| c.value == "tools.override");
+    for s in seen.iter().filter(|s| s.kind == RegKind::Tool && known::BUILTIN_TOOLS.contains(&s.name.as_str())) {
+        if !s.override_builtin {
+            out.push(
+                Diagnostic::error(
+                    CheckId::BuiltinCollisions,
+                    &s.file,
+                    s.pos,
+                    format!("tool `{}` has the name of a Hermes built-in; without override=True the registration is rejected at load", s.name),
+                )
+                .value(&s.name)
+                .hint("Rename the tool, or pass override=True and declare `capabilities: [tools.override]` (the user must consent)."),
+            );
+        } else if !has_override_capability {
+            out.push(
+                Diagnostic::error(
+                    CheckId::BuiltinCollisions,
+                    &s.file,
+                    s.pos,
+                    format!("tool `{}` overrides a Hermes built-in but the manifest does not declare the tools.override capability, so Hermes never asks for consent and refuses it", s.name),
+                )
+                .value(&s.name)
+                .hint("Add `capabilities: [tools.override]` to plugin.yaml."),
+            );
+        }
+    }
+    shared_findings(analysis, out);
+    if let Some(p) = probe {
+        probe_findings(p, analysis, manifest_file, out);
+    }
+}
+
+/// Findings every package gets from its sources, native or portable: VAL-14, 15, 16, 20.
+pub fn shared_findings(analysis: &StaticAnalysis, out: &mut Vec<Diagnostic>) {
+    out.extend(analysis.notes.iter().cloned());
+    for o in &analysis.overrides {
+        out.push(
+            Diagnostic::error(
+                CheckId::NoCoreOverride,
+                &o.file,
+                o.pos,
+                format!("rebinds a Hermes internal at runtime ({}): {} ({}:{})", o.how, o.target, o.file, o.pos.line),
+            )
+            .value(&o.target)
+            .hint("Use a documented extension point (ctx.register_*, hooks, middleware) instead of patching Hermes; the catalog rejects core overrides."),
+        );
+    }
+    for c in &analysis.credentials {
+        out.push(
+            Diagnostic::error(
+                CheckId::CredentialAccess,
+                &c.file,
+                c.pos,
+                format!("accesses credentials directly: {} ({}:{})", c.what, c.file, c.pos.line),
+            )
+            .value(&c.snippet)
+            .hint("Read secrets with get_secret(\"NAME\") and call providers with credentialed_provider_request(...); never open .env or auth.json yourself."),
+        );
+    }
+    for f in &analysis.security {
+        let severity = match f.level {
+            Level::Critical | Level::High => Severity::Error,
+            Level::Medium => Severity::Warning,
+        };
+        let mut d = Diagnostic::new(CheckId::SecurityScan, severity, &f.file, f.pos, format!("[{}] {}: {}", f.level.as_str(), f.rule, f.message));
+        if !f.snippet.is_empty() {
+            d = d.value(&f.snippet);
+        }
+        out.push(d);
+    }
+    for s in &analysis.self_updaters {
+        out.push(
+            Diagnostic::error(
+                CheckId::SelfUpdater,
+                &s.file,
+                s.pos,
+                format!("self-updating code: downloads from `{}` and writes files ({})", s.source, s.writer),
+            )
+            .value(&s.source)
+            .hint("Ship updates through the catalog (a new pinned commit), not from inside the plugin."),
+        );
+    }
+}
+
+fn compare(kind: RegKind, seen: &[Seen], m: &Manifest, manifest_file: &str, analysis: &StaticAnalysis, from_probe: bool, out: &mut Vec<Diagnostic>) {
+    let check = check_for(kind);
+    let field = manifest_field(kind);
+    let declared = match kind {
+        RegKind::Tool => &m.provides_tools,
+        RegKind::Hook => &m.provides_hooks,
+        RegKind::Middleware => &m.provides_middleware,
+    };
+    let declared_names: BTreeSet<&str> = declared.iter().map(|d| d.value.as_str()).collect();
+    let mut reported = BTreeSet::new();
+    for s in seen.iter().filter(|s| s.kind == kind) {
+        if !declared_names.contains(s.name.as_str()) && reported.insert(s.name.clone()) {
+            let source = if from_probe { "by register(ctx) under --probe" } else { "" };
+            out.push(
+                Diagnostic::error(
+                    check,
+                    &s.file,
+                    s.pos,
+                    format!("{} `{}` is registered{} ({}:{}) but not declared in {field}", kind.as_str(), s.name, source, s.file, s.pos.line),
+                )
+                .value(&s.name)
+                .hint(format!("Add `{}` to {field} in {manifest_file}.", s.name)),
+            );
+        }
+    }
+    let registered: BTreeSet<&str> = seen.iter().filter(|s| s.kind == kind).map(|s| s.name.as_str()).collect();
+    let undetermined = (!from_probe).then(|| analysis.registrations.undetermined.iter().find(|u| u.kind.is_none_or(|k| k == kind))).flatten();
+    for d in declared {
+        if registered.contains(d.value.as_str()) {
+            continue;
+        }
+        let diag = match undetermined {
+            Some(u) => Diagnostic::info(
+                check,
+                manifest_file,
+                d.pos,
+                format!("declared {} `{}` was not found statically; it may be the registration at {}:{} whose name is not known", kind.as_str(), d.value, u.file, u.pos.line),
+            ),
+            None => Diagnostic::warning(
+                check,
+                manifest_file,
+                d.pos,
+                format!("{} `{}` is declared in {field} but register(ctx) never registers it", kind.as_str(), d.value),
+            )
+            .hint(format!("Remove it from {field}, or register it in register(ctx).")),
+        };
+        out.push(diag.value(&d.value));
+    }
+}
+
+fn unknown_hook(name: &str, file: &str, pos: Pos) -> Diagnostic {
+    if name.contains(':') || name.contains('*') {
+        return Diagnostic::warning(
+            CheckId::HookNames,
+            file,
+            pos,
+            format!("`{name}` is a gateway event name, not a plugin hook"),
+        )
+        .value(name)
+        .hint("Gateway events (session:start, agent:end, command:*) belong in a HOOK.yaml gateway hook, not in provides_hooks/register_hook.");
+    }
+    let mut d = Diagnostic::warning(
+        CheckId::HookNames,
+        file,
+        pos,
+        format!("`{name}` is not a plugin hook of Hermes 0.19 (it may exist in a newer Hermes)"),
+    )
+    .value(name);
+    if let Some(s) = did_you_mean(name, known::HOOKS.iter().copied()) {
+        d = d.hint(format!("Did you mean `{s}`?"));
+    }
+    d
+}
+
+fn hook_names_in_manifest(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
+    for h in &m.provides_hooks {
+        if !known::HOOKS.contains(&h.value.as_str()) {
+            out.push(unknown_hook(&h.value, file, h.pos));
+        }
+    }
+}
+
+fn probe_findings(p: &ProbeResult, analysis: &StaticAnalysis, manifest_file: &str, out: &mut Vec<Diagnostic>) {
+    if !p.completed() || p.error.is_some() {
+        let reason = p.error.clone().unwrap_or_else(|| "the probe did not complete".into());
+        out.push(
+            Diagnostic::warning(CheckId::DeclaredTools, manifest_file, Pos::START, format!("--probe could not run register(ctx): {reason}"))
+                .hint("Install the plugin's dependencies (and Hermes, for plugins importing its modules) into the probe interpreter: --probe=/path/to/python."),
+        );
+        if !p.completed() {
+            return;
+        }
+    }
+    if !p.network_attempts.is_empty() {
+        out.push(
+            Diagnostic::info(
+                CheckId::SecurityScan,
+                manifest_file,
+                Pos::START,
+                format!("--probe: importing or registering the plugin tried to reach the network (blocked): {}", p.network_attempts.join(", ")),
+            )
+            .hint("Plugins should not touch the network while loading; defer it to tool calls."),
+        );
+    }
+    for (kind, name, ..) in p.registrations() {
+        let found = analysis.registrations.of(kind).any(|r| r.name == name);
+        if !found {
+            out.push(
+                Diagnostic::info(check_for(kind), manifest_file, Pos::START, format!("static analysis and --probe disagree: {} `{name}` is registered at runtime but was not found statically", kind.as_str()))
+                    .value(&name),
+            );
+        }
+    }
+    for r in &analysis.registrations.found {
+        if !p.registrations().iter().any(|(k, n, ..)| *k == r.kind && *n == r.name) {
+            out.push(
+                Diagnostic::info(check_for(r.kind), &r.file, r.pos, format!("static analysis and --probe disagree: {} `{}` found statically ({}:{}) was not registered at runtime (a branch not taken?)", r.kind.as_str(), r.name, r.file, r.pos.line))
+                    .value(&r.name),
+            );
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! VAL-15 `credential-access` (catalog rule 11): plugins must not read or write credential
+//! files themselves — Hermes' `.env` and `auth.json`, Codex's `~/.codex/auth.json`, or other
+//! tools' credential stores — nor refresh OAuth tokens on their own. They use
+//! `get_secret(...)` and `credentialed_provider_request(...)`.
+//!
+//! Found from string literals used in code (not docstrings, comments, log or print messages):
+//! a path ending in `.env`; `auth.json` joined to a Hermes or Codex home; well-known credential
+//! paths of other tools; the OpenAI token endpoint; and any use of `python-dotenv`.
+
+use tree_sitter::Node;
+
+use super::eval::{Evaluator, Val};
+use super::scope::ModId;
+use super::source::PyModule;
+
+/// One direct credential access.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialAccess {
+    /// What is accessed (`.env`, `auth.json`, `~/.aws/credentials`, …).
+    pub what: String,
+    /// File.
+    pub file: String,
+    /// Position.
+    pub pos: crate::located::Pos,
+    /// The source line, shortened.
+    pub snippet: String,
+}
+
+const OTHER_TOOLS: &[&str] = &[
+    ".codex/auth.json",
+    ".aws/credentials",
+    ".git-credentials",
+    ".netrc",
+    ".docker/config.json",
+    ".config/gh/hosts.yml",
+    ".pypirc",
+    ".npmrc",
+    ".kube/config",
+    ".ssh/id_rsa",
+    ".ssh/id_ed25519",
+    ".config/gcloud/credentials.db",
+];
+
+const HOME_MARKERS: &[&str] = &["hermes_home", "get_hermes_home", "HERMES_HOME", ".hermes", ".codex", "codex_home", "CODEX_HOME"];
+
+/// Finds direct credential access in every module.
+pub fn find(ev: &Evaluator<'_, '_>) -> Vec<CredentialAccess> {
+    let mut out = Vec::new();
+    for (m, module) in ev.set.modules.iter().enumerate() {
+        scan(ev, m, module, &mut out);
+    }
+    out
+}
+
+fn scan<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &'t PyModule, out: &mut Vec<CredentialAccess>) {
+    let mut stack = vec![module.tree.root_node()];
+    while let Some(node) = stack.pop() {
+        match node.kind() {
+            "import_statement" | "import_from_statement" => {
+                let text = module.text_of(node);
+                let uses_dotenv = text.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "dotenv");
+                if uses_dotenv {
+                    push(out, module, node, "python-dotenv (.env loader)");
+                }
+                continue;
+            }
+            "string" => {
+                if !module.is_prose(node)
+                    && let Some(what) = classify(ev, m, module, node)
+                {
+                    push(out, module, node, &what);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let mut c = node.walk();
+        stack.extend(node.named_children(&mut c));
+    }
+}
+
+fn push(out: &mut Vec<CredentialAccess>, module: &PyModule, node: Node<'_>, what: &str) {
+    let pos = module.pos(node);
+    if out.iter().any(|o| o.file == module.rel && o.pos.line == pos.line && o.what == what) {
+        return;
+    }
+    let snippet = module.text.lines().nth(pos.line as usize - 1).unwrap_or("").trim();
+    out.push(CredentialAccess {
+        what: what.to_string(),
+        file: module.rel.clone(),
+        pos,
+        snippet: crate::located::truncate_chars(snippet, 100),
+    });
+}
+
+/// The literal text of a string node: its value if fully known, else its static parts.
+fn literal_text<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, node: Node<'t>) -> String {
+    match ev.eval(m, node, None) {
+        Val::Str(s) => s,
+        _ => {
+            let mut out = String::new();
+            let mut c = node.walk();
+            for child in node.named_children(&mut c) {
+                if child.kind() == "string_content" {
+                    out.push_str(module.text_of(child));
+                } else if child.kind() == "interpolation" {
+                    out.push('\u{0}');
+                }
+            }
+            out
+        }
+    }
+}
+
+fn classify<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, node: Node<'t>) -> Option<String> {
+    let text = literal_text(ev, m, module, node);
+    let last = text.rsplit(['/', '\\', '\u{0}']).next().unwrap_or(&text);
+    if last == ".env" && (text == ".env" || text.ends_with("/.env") || text.ends_with("\\.env") || text.ends_with("\u{0}/.env")) {
+        return Some(".env".into());
+    }
+    if text.contains("auth.openai.com/oauth/token") {
+        return Some("the OpenAI OAuth token endpoint".into());
+    }
+    for path in OTHER_TOOLS {
+        if text.contains(path) {
+            return Some(format!("~/{path}"));
+        }
+    }
+    if last == "auth.json" {
+        // Only Hermes' or Codex's own auth.json, i.e. directly inside their home directory.
+        let direct = text.contains(".hermes/auth.json") || text.contains(".codex/auth.json");
+        if let Some(parent_text) = direct.then(String::new).or_else(|| parent_component(ev, m, module, node, &text)) {
+            let codex = parent_text.to_ascii_lowercase().contains("codex") || text.contains(".codex");
+            let hermes = direct || HOME_MARKERS.iter().any(|marker| parent_text.contains(marker));
+            if hermes || codex {
+                return Some(if codex { "~/.codex/auth.json".into() } else { "Hermes auth.json".into() });
+            }
+        }
+    }
+    None
+}
+
+/// The path component `auth.json` is joined to: the left operand of `/`, the previous
+/// argument of `os.path.join(...)`, or the interpolation before it in an f-string.
+fn parent_component<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, node: Node<'t>, text: &str) -> Option<String> {
+    if let Some(before) = text.strip_suffix("auth.json") {
+        let before = before.trim_end_matches(['/', '\\']);
+        if !before.is_empty() {
+            // An f-string: the last static or interpolated part before `/auth.json`.
+            let mut c = node.walk();
+            let parts: Vec<Node<'t>> = node.named_children(&mut c).filter(|p| matches!(p.kind(), "interpolation" | "string_content")).collect();
+            let previous = parts.iter().rev().nth(1).map(|p| module.text_of(*p).to_string());
+            return previous.or_else(|| Some(before.to_string()));
+        }
+    }
+    let parent = node.parent()?;
+    let previous = match parent.kind() {
+        "binary_operator" if parent.child_by_field_name("right") == Some(node) => {
+            let left = parent.child_by_field_name("left")?;
+            if left.kind() == "binary_operator" { left.child_by_field_name("right")? } else { left }
+        }
+        "argument_list" => node.prev_named_sibling()?,
+        _ => return None,
+    };
+    Some(match ev.eval(m, previous, None) {
+        Val::Str(s) => s,
+        _ => module.text_of(previous).to_string(),
+    })
+}
+

@@ -1,0 +1,487 @@
+//! VAL-14 `no-core-override`: plugin code must not rebind Hermes internals at runtime.
+//!
+//! A name imported from a Hermes module (`run_agent`, `agent`, `tools`, `hermes_cli`, `gateway`,
+//! …; see `known::CORE_MODULES`) roots a "core path". Reported, each as `target (file:line)`:
+//! assignments, augmented assignments and `del` of attributes or items under a core path;
+//! `setattr`/`delattr` on one; mutating methods (`update`, `setdefault`, `pop`, `append`, …)
+//! on a core attribute; writes to `sys.modules`; `unittest.mock.patch` of Hermes paths
+//! (`patch("run_agent…")`, `patch.object(core, …)`, `patch.dict(core.X, …)`); and calls to a
+//! package-local helper that mutates its parameter, with a core module as the argument.
+//! Local variables shadowing an imported name are respected.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use crate::known;
+
+use super::eval::{Evaluator, Val};
+use super::scope::{Binding, Imported, ModId};
+use super::source::PyModule;
+
+/// One core override.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    /// The Hermes internal affected, e.g. `run_agent.AIAgent.run_conversation`.
+    pub target: String,
+    /// What the code does (`assignment`, `setattr`, `sys.modules write`, …).
+    pub how: &'static str,
+    /// File of the statement.
+    pub file: String,
+    /// Its position.
+    pub pos: crate::located::Pos,
+}
+
+const MUTATORS: &[&str] = &[
+    "update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove", "__setitem__", "__delitem__", "add", "discard",
+];
+
+fn is_core(path: &str) -> bool {
+    let top = path.split(['.', '[']).next().unwrap_or("");
+    known::CORE_MODULES.contains(&top)
+}
+
+/// How a function mutates one of its parameters.
+#[derive(Debug, Clone)]
+enum AttrSpec {
+    Literal(String),
+    Param(usize),
+    Unknown,
+}
+
+struct Frame {
+    /// Local names; `Some(path)` when bound by an import of an external module.
+    locals: HashMap<String, Option<String>>,
+    parent: Option<usize>,
+}
+
+struct Scan<'e, 's, 't> {
+    ev: &'e Evaluator<'s, 't>,
+    m: ModId,
+    module: &'t PyModule,
+    frames: Vec<Frame>,
+    out: Vec<Override>,
+    summaries: HashMap<usize, Vec<(usize, String, AttrSpec)>>,
+}
+
+/// Finds every core override in every module.
+pub fn find(ev: &Evaluator<'_, '_>) -> Vec<Override> {
+    let mut out = Vec::new();
+    for m in 0..ev.set.modules.len() {
+        let module = &ev.set.modules[m];
+        let mut scan = Scan {
+            ev,
+            m,
+            module,
+            frames: vec![Frame {
+                locals: HashMap::new(),
+                parent: None,
+            }],
+            out: Vec::new(),
+            summaries: HashMap::new(),
+        };
+        scan.walk(module.tree.root_node());
+        out.extend(scan.out);
+    }
+    out
+}
+
+impl<'t> Scan<'_, '_, 't> {
+    fn text(&self, node: Node<'t>) -> &'t str {
+        self.module.text_of(node)
+    }
+
+    /// The external dotted path a name refers to at this point, if it was imported.
+    fn resolve_name(&self, frame: usize, name: &str) -> Option<String> {
+        let mut f = Some(frame);
+        while let Some(i) = f {
+            if i == 0 {
+                break;
+            }
+            if let Some(binding) = self.frames[i].locals.get(name) {
+                return binding.clone();
+            }
+            f = self.frames[i].parent;
+        }
+        let scope = &self.ev.scopes.modules[self.m];
+        match scope.names.get(name) {
+            Some(Binding::Import(i)) => match &scope.imports[*i] {
+                Imported::External(path) => Some(path.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The dotted path of an attribute/subscript chain rooted at an imported name.
+    fn path(&self, frame: usize, node: Node<'t>) -> Option<String> {
+        match node.kind() {
+            "identifier" => self.resolve_name(frame, self.text(node)),
+            "attribute" => {
+                let obj = node.child_by_field_name("object")?;
+                let attr = node.child_by_field_name("attribute")?;
+                Some(format!("{}.{}", self.path(frame, obj)?, self.text(attr)))
+            }
+            "subscript" => {
+                let value = node.child_by_field_name("value")?;
+                let index = node.child_by_field_name("subscript")?;
+                Some(format!("{}[{}]", self.path(frame, value)?, self.text(index)))
+            }
+            "parenthesized_expression" => self.path(frame, node.named_child(0)?),
+            _ => None,
+        }
+    }
+
+    fn report(&mut self, node: Node<'t>, target: String, how: &'static str) {
+        let finding = Override {
+            target,
+            how,
+            file: self.module.rel.clone(),
+            pos: self.module.pos(node),
+        };
+        if !self.out.contains(&finding) {
+            self.out.push(finding);
+        }
+    }
+
+    /// Walks the module, tracking function scopes (iteratively: no recursion on deep code).
+    fn walk(&mut self, root: Node<'t>) {
+        let mut stack: Vec<(Node<'t>, usize)> = vec![(root, 0)];
+        while let Some((node, frame)) = stack.pop() {
+            let mut child_frame = frame;
+            match node.kind() {
+                "function_definition" | "lambda" => {
+                    child_frame = self.enter_function(node, frame);
+                }
+                "assignment" | "augmented_assignment" => {
+                    if let Some(left) = node.child_by_field_name("left") {
+                        self.check_targets(left, frame, "assignment");
+                    }
+                }
+                "delete_statement" => {
+                    let mut c = node.walk();
+                    let targets: Vec<Node<'t>> = node.named_children(&mut c).collect();
+                    for t in targets {
+                        self.check_targets(t, frame, "del");
+                    }
+                }
+                "call" => self.check_call(node, frame),
+                _ => {}
+            }
+            let mut c = node.walk();
+            let children: Vec<Node<'t>> = node.named_children(&mut c).collect();
+            for child in children.into_iter().rev() {
+                stack.push((child, child_frame));
+            }
+        }
+    }
+
+    fn enter_function(&mut self, def: Node<'t>, parent: usize) -> usize {
+        let mut locals: HashMap<String, Option<String>> = HashMap::new();
+        if let Some(params) = def.child_by_field_name("parameters") {
+            let mut stack = vec![params];
+            while let Some(n) = stack.pop() {
+                if n.kind() == "identifier" {
+                    locals.insert(self.text(n).to_string(), None);
+                    continue;
+                }
+                if matches!(n.kind(), "default_parameter" | "typed_default_parameter") {
+                    if let Some(name) = n.child_by_field_name("name") {
+                        stack.push(name);
+                    }
+                    continue;
+                }
+                if n.kind() == "type" {
+                    continue;
+                }
+                let mut c = n.walk();
+                stack.extend(n.named_children(&mut c));
+            }
+        }
+        let mut globals = Vec::new();
+        if let Some(body) = def.child_by_field_name("body") {
+            let mut stack = vec![body];
+            while let Some(n) = stack.pop() {
+                match n.kind() {
+                    "function_definition" | "class_definition" => {
+                        if let Some(name) = n.child_by_field_name("name") {
+                            locals.insert(self.text(name).to_string(), None);
+                        }
+                        continue;
+                    }
+                    "lambda" => continue,
+                    "global_statement" | "nonlocal_statement" => {
+                        let mut c = n.walk();
+                        globals.extend(n.named_children(&mut c).map(|i| self.text(i).to_string()));
+                        continue;
+                    }
+                    "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                        if let Some(left) = n.child_by_field_name("left") {
+                            collect_identifiers(self.module, left, &mut locals);
+                        }
+                    }
+                    "as_pattern_target" => collect_identifiers(self.module, n, &mut locals),
+                    "import_statement" | "import_from_statement" => {
+                        for (name, target) in super::scope::resolve_import(self.ev.set, self.m, n) {
+                            let path = match target {
+                                Imported::External(p) => Some(p),
+                                _ => None,
+                            };
+                            locals.insert(name, path);
+                        }
+                        continue;
+                    }
+                    _ => {}
+                }
+                let mut c = n.walk();
+                stack.extend(n.named_children(&mut c));
+            }
+        }
+        for g in globals {
+            locals.remove(&g);
+        }
+        self.frames.push(Frame {
+            locals,
+            parent: Some(parent),
+        });
+        self.frames.len() - 1
+    }
+
+    fn check_targets(&mut self, target: Node<'t>, frame: usize, how: &'static str) {
+        match target.kind() {
+            "attribute" | "subscript" => {
+                if let Some(path) = self.path(frame, target) {
+                    if path.starts_with("sys.modules[") {
+                        self.report(target, path, "sys.modules write");
+                    } else if is_core(&path) {
+                        self.report(target, path, how);
+                    }
+                }
+            }
+            "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple" | "list" | "parenthesized_expression" => {
+                let mut c = target.walk();
+                let parts: Vec<Node<'t>> = target.named_children(&mut c).collect();
+                for p in parts {
+                    self.check_targets(p, frame, how);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn literal(&self, node: Option<Node<'t>>) -> Option<String> {
+        let node = node?;
+        match self.ev.eval(self.m, node, None) {
+            Val::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn check_call(&mut self, call: Node<'t>, frame: usize) {
+        let (Some(func), Some(args)) = (call.child_by_field_name("function"), call.child_by_field_name("arguments")) else {
+            return;
+        };
+        let mut c = args.walk();
+        let positional: Vec<Node<'t>> = args
+            .named_children(&mut c)
+            .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment" | "list_splat" | "dictionary_splat"))
+            .collect();
+        // setattr / delattr (the builtins, unless shadowed)
+        if func.kind() == "identifier" {
+            let name = self.text(func);
+            let builtin = self.resolve_name(frame, name).is_none() && !self.is_local(frame, name) && !self.ev.scopes.modules[self.m].names.contains_key(name);
+            if builtin && (name == "setattr" || name == "delattr") {
+                if let Some(path) = positional.first().and_then(|o| self.path(frame, *o)) {
+                    let attr = self.literal(positional.get(1).copied()).unwrap_or_else(|| "<attr>".to_string());
+                    if path == "sys.modules" || is_core(&path) {
+                        self.report(call, format!("{path}.{attr}"), if name == "setattr" { "setattr" } else { "delattr" });
+                    }
+                }
+                return;
+            }
+        }
+        let callee = self.path(frame, func);
+        if let Some(callee) = &callee {
+            // unittest.mock.patch and friends
+            let patch = ["unittest.mock.patch", "mock.patch"]
+                .iter()
+                .find_map(|base| callee.strip_prefix(base).map(|rest| rest.to_string()));
+            if let Some(variant) = patch {
+                match variant.as_str() {
+                    "" => {
+                        if let Some(target) = self.literal(positional.first().copied())
+                            && is_core(&target)
+                        {
+                            self.report(call, target, "mock.patch");
+                        }
+                    }
+                    ".object" | ".multiple" => {
+                        if let Some(path) = positional.first().and_then(|o| self.path(frame, *o))
+                            && is_core(&path)
+                        {
+                            let attr = self.literal(positional.get(1).copied()).map(|a| format!(".{a}")).unwrap_or_default();
+                            self.report(call, format!("{path}{attr}"), "mock.patch");
+                        }
+                    }
+                    ".dict" => {
+                        let target = positional
+                            .first()
+                            .and_then(|o| self.path(frame, *o).or_else(|| self.literal(Some(*o))));
+                        if let Some(target) = target
+                            && (is_core(&target) || target.starts_with("sys.modules"))
+                        {
+                            self.report(call, target, "mock.patch");
+                        }
+                    }
+                    _ => {}
+                }
+                return;
+            }
+            // Mutating methods on core attributes and sys.modules.
+            if let Some((object, method)) = callee.rsplit_once('.')
+                && MUTATORS.contains(&method)
+                && (object == "sys.modules" || (is_core(object) && (object.contains('.') || object.contains('['))))
+            {
+                let how = if object == "sys.modules" { "sys.modules write" } else { "mutation" };
+                self.report(call, format!("{object}.{method}(…)"), how);
+                return;
+            }
+        }
+        // A package-local helper that mutates a parameter, called with a core object.
+        let target = self.ev.eval(self.m, func, None);
+        if let Val::Func(hm, def) = target
+            && def.kind() == "function_definition"
+        {
+            let summary = self.summary(hm, def);
+            for (index, param, spec) in summary {
+                let arg = positional.get(index).copied().or_else(|| {
+                    let mut c = args.walk();
+                    args.named_children(&mut c)
+                        .filter(|a| a.kind() == "keyword_argument")
+                        .find(|a| a.child_by_field_name("name").is_some_and(|n| self.text(n) == param))
+                        .and_then(|a| a.child_by_field_name("value"))
+                });
+                let Some(path) = arg.and_then(|a| self.path(frame, a)) else { continue };
+                if !is_core(&path) && path != "sys.modules" {
+                    continue;
+                }
+                let attr = match spec {
+                    AttrSpec::Literal(a) => a,
+                    AttrSpec::Param(j) => self.literal(positional.get(j).copied()).unwrap_or_else(|| "<attr>".to_string()),
+                    AttrSpec::Unknown => "<attr>".to_string(),
+                };
+                self.report(call, format!("{path}.{attr}"), "helper mutating its argument");
+            }
+        }
+    }
+
+    fn is_local(&self, frame: usize, name: &str) -> bool {
+        let mut f = Some(frame);
+        while let Some(i) = f {
+            if i == 0 {
+                return false;
+            }
+            if self.frames[i].locals.contains_key(name) {
+                return true;
+            }
+            f = self.frames[i].parent;
+        }
+        false
+    }
+
+    /// Which parameters a function mutates (by index and name), and how the attribute is named.
+    fn summary(&mut self, hm: ModId, def: Node<'t>) -> Vec<(usize, String, AttrSpec)> {
+        if let Some(s) = self.summaries.get(&def.id()) {
+            return s.clone();
+        }
+        let module = &self.ev.set.modules[hm];
+        let mut names = Vec::new();
+        if let Some(params) = def.child_by_field_name("parameters") {
+            let mut c = params.walk();
+            for p in params.named_children(&mut c) {
+                let name = match p.kind() {
+                    "identifier" => Some(module.text_of(p).to_string()),
+                    "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name").map(|n| module.text_of(n).to_string()),
+                    "typed_parameter" => p.named_child(0).filter(|n| n.kind() == "identifier").map(|n| module.text_of(n).to_string()),
+                    _ => None,
+                };
+                if let Some(n) = name {
+                    names.push(n);
+                }
+            }
+        }
+        let index_of = |n: Node<'_>| -> Option<usize> {
+            if n.kind() == "identifier" {
+                names.iter().position(|p| p == module.text_of(n))
+            } else {
+                None
+            }
+        };
+        let mut out: Vec<(usize, String, AttrSpec)> = Vec::new();
+        if let Some(body) = def.child_by_field_name("body") {
+            let mut stack = vec![body];
+            while let Some(n) = stack.pop() {
+                if matches!(n.kind(), "function_definition" | "class_definition" | "lambda") {
+                    continue;
+                }
+                match n.kind() {
+                    "call" => {
+                        let func = n.child_by_field_name("function");
+                        if func.is_some_and(|f| matches!(module.text_of(f), "setattr" | "delattr"))
+                            && let Some(args) = n.child_by_field_name("arguments")
+                        {
+                            let mut c = args.walk();
+                            let pos: Vec<Node<'_>> = args.named_children(&mut c).filter(|a| a.kind() != "keyword_argument").collect();
+                            if let Some(i) = pos.first().and_then(|p| index_of(*p)) {
+                                let spec = match pos.get(1) {
+                                    Some(a) if index_of(*a).is_some() => AttrSpec::Param(index_of(*a).unwrap_or(0)),
+                                    Some(a) => match self.ev.eval(hm, *a, None) {
+                                        Val::Str(s) => AttrSpec::Literal(s),
+                                        _ => AttrSpec::Unknown,
+                                    },
+                                    None => AttrSpec::Unknown,
+                                };
+                                out.push((i, names[i].clone(), spec));
+                            }
+                        }
+                    }
+                    "assignment" | "augmented_assignment" => {
+                        if let Some(left) = n.child_by_field_name("left")
+                            && matches!(left.kind(), "attribute" | "subscript")
+                        {
+                            let base = left.child_by_field_name("object").or_else(|| left.child_by_field_name("value"));
+                            if let Some(i) = base.and_then(index_of) {
+                                let spec = match left.child_by_field_name("attribute") {
+                                    Some(a) => AttrSpec::Literal(module.text_of(a).to_string()),
+                                    None => AttrSpec::Literal(format!("[{}]", left.child_by_field_name("subscript").map(|s| module.text_of(s)).unwrap_or("…"))),
+                                };
+                                out.push((i, names[i].clone(), spec));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                let mut c = n.walk();
+                stack.extend(n.named_children(&mut c));
+            }
+        }
+        self.summaries.insert(def.id(), out.clone());
+        out
+    }
+}
+
+fn collect_identifiers(module: &PyModule, node: Node<'_>, into: &mut HashMap<String, Option<String>>) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "identifier" => {
+                into.insert(module.text_of(n).to_string(), None);
+            }
+            "attribute" | "subscript" => {}
+            _ => {
+                let mut c = n.walk();
+                stack.extend(n.named_children(&mut c));
+            }
+        }
+    }
+}

@@ -1,0 +1,622 @@
+//! What `register(ctx)` registers, found by interpreting it abstractly.
+//!
+//! Starting from `register` in `__init__.py` (defined there or imported from a package-local
+//! module), statements are interpreted with the plugin context bound to its parameter:
+//! `ctx.register_tool/hook/middleware(...)` calls are recorded; calls to package-local
+//! functions that receive `ctx` are followed (with their arguments bound); `for` loops over
+//! known collections are unrolled; both branches of `if`/`try` are taken (a registration that
+//! *can* happen is reported). A name that cannot be determined is recorded as undetermined with
+//! its location and expression — never guessed — and so is `ctx` handed to code that cannot be
+//! followed.
+
+use std::collections::HashSet;
+
+use tree_sitter::Node;
+
+use crate::located::Pos;
+
+use super::eval::{Env, Evaluator, Val};
+use super::scope::ModId;
+use super::source::SourceSet;
+
+/// What a registration registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RegKind {
+    /// `register_tool`.
+    Tool,
+    /// `register_hook`.
+    Hook,
+    /// `register_middleware`.
+    Middleware,
+}
+
+impl RegKind {
+    /// `tool`, `hook` or `middleware`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegKind::Tool => "tool",
+            RegKind::Hook => "hook",
+            RegKind::Middleware => "middleware",
+        }
+    }
+}
+
+/// A callback's signature facts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callback {
+    /// Its name (or `<lambda>`).
+    pub name: String,
+    /// Where it is defined.
+    pub file: String,
+    /// Its position.
+    pub pos: Pos,
+    /// Whether it accepts `**kwargs`.
+    pub accepts_kwargs: bool,
+}
+
+/// One registration found statically.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    /// Tool, hook or middleware.
+    pub kind: RegKind,
+    /// The registered name.
+    pub name: String,
+    /// The file of the registering call.
+    pub file: String,
+    /// Its position.
+    pub pos: Pos,
+    /// For tools: `override=True` was passed.
+    pub override_builtin: bool,
+    /// For hooks and middleware: the callback, when it could be resolved.
+    pub callback: Option<Callback>,
+}
+
+/// A registration call whose name could not be determined statically, or a hand-off of
+/// `ctx` to code that cannot be followed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undetermined {
+    /// What was being registered (`None` for a `ctx` hand-off).
+    pub kind: Option<RegKind>,
+    /// File.
+    pub file: String,
+    /// Position.
+    pub pos: Pos,
+    /// The expression that could not be evaluated (or the call `ctx` was passed to).
+    pub expression: String,
+}
+
+/// Everything `register(ctx)` was found to register.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Registrations {
+    /// Whether a `register` function was found and interpreted.
+    pub analyzed: bool,
+    /// Why not, when it was not.
+    pub reason: Option<String>,
+    /// `file:line` of the `register` function interpreted.
+    pub entry: Option<String>,
+    /// Registrations, in source order, de-duplicated.
+    pub found: Vec<Registration>,
+    /// What could not be determined.
+    pub undetermined: Vec<Undetermined>,
+}
+
+impl Registrations {
+    /// The registrations of one kind.
+    pub fn of(&self, kind: RegKind) -> impl Iterator<Item = &Registration> {
+        self.found.iter().filter(move |r| r.kind == kind)
+    }
+
+    /// Whether any registration of this kind (or a `ctx` hand-off) is undetermined.
+    pub fn has_undetermined(&self, kind: RegKind) -> bool {
+        self.undetermined.iter().any(|u| u.kind.is_none_or(|k| k == kind))
+    }
+}
+
+const MAX_CALL_DEPTH: usize = 12;
+const MAX_LOOP: usize = 1000;
+
+struct Interp<'e, 's, 't> {
+    ev: &'e Evaluator<'s, 't>,
+    out: Registrations,
+    seen_calls: HashSet<(usize, usize, String)>,
+    active: Vec<usize>,
+}
+
+/// Interprets `register(ctx)` of the package's `__init__.py`.
+pub fn find(ev: &Evaluator<'_, '_>) -> Registrations {
+    let set = ev.set;
+    let Some(root) = set.root_module() else {
+        return Registrations {
+            reason: Some("the package has no __init__.py".into()),
+            ..Registrations::default()
+        };
+    };
+    let mut interp = Interp {
+        ev,
+        out: Registrations::default(),
+        seen_calls: HashSet::new(),
+        active: Vec::new(),
+    };
+    match ev.lookup(root, "register") {
+        Val::Func(m, def) if def.kind() == "function_definition" => {
+            interp.out.analyzed = true;
+            interp.out.entry = Some(set.modules[m].at(def));
+            interp.call_function(m, def, vec![Val::Ctx], Vec::new(), 0);
+        }
+        Val::Unknown if !ev.scopes.modules[root].names.contains_key("register") && ev.scopes.modules[root].star.is_empty() => {
+            interp.out.reason = Some("__init__.py defines no register(ctx)".into());
+        }
+        other => {
+            interp.out.reason = Some(format!(
+                "register in __init__.py is {} and cannot be followed statically",
+                describe(&other)
+            ));
+        }
+    }
+    if ev.exhausted() {
+        interp.out.reason = Some("the analysis budget ran out; results may be incomplete".into());
+    }
+    interp.out
+}
+
+fn describe(v: &Val<'_>) -> String {
+    match v {
+        Val::External(path) => format!("imported from `{path}`"),
+        Val::Class(..) => "a class".into(),
+        Val::Func(..) => "a lambda".into(),
+        _ => "not a plain function".into(),
+    }
+}
+
+/// Parameter kinds of a function definition.
+enum Param {
+    Plain(String),
+    Default(String),
+    Star(String),
+    DoubleStar(String),
+    KeywordOnlyMarker,
+}
+
+fn params<'t>(set: &SourceSet, m: ModId, def: Node<'t>) -> Vec<Param> {
+    let module = &set.modules[m];
+    let Some(list) = def.child_by_field_name("parameters") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut c = list.walk();
+    for p in list.named_children(&mut c) {
+        let name_of = |n: Node<'_>| module.text_of(n).to_string();
+        match p.kind() {
+            "identifier" => out.push(Param::Plain(name_of(p))),
+            "typed_parameter" => {
+                let mut cc = p.walk();
+                let inner = p.named_children(&mut cc).next();
+                match inner {
+                    Some(i) if i.kind() == "identifier" => out.push(Param::Plain(name_of(i))),
+                    Some(i) if i.kind() == "list_splat_pattern" => out.push(Param::Star(i.named_child(0).map(name_of).unwrap_or_default())),
+                    Some(i) if i.kind() == "dictionary_splat_pattern" => out.push(Param::DoubleStar(i.named_child(0).map(name_of).unwrap_or_default())),
+                    _ => {}
+                }
+            }
+            "default_parameter" | "typed_default_parameter" => {
+                if let Some(n) = p.child_by_field_name("name") {
+                    out.push(Param::Default(name_of(n)));
+                }
+            }
+            "list_splat_pattern" => out.push(Param::Star(p.named_child(0).map(name_of).unwrap_or_default())),
+            "dictionary_splat_pattern" => out.push(Param::DoubleStar(p.named_child(0).map(name_of).unwrap_or_default())),
+            "keyword_separator" => out.push(Param::KeywordOnlyMarker),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether a function or lambda accepts `**kwargs`.
+pub fn accepts_kwargs(def: Node<'_>) -> bool {
+    let Some(list) = def.child_by_field_name("parameters") else {
+        return false;
+    };
+    let mut c = list.walk();
+    list.named_children(&mut c).any(|p| {
+        p.kind() == "dictionary_splat_pattern"
+            || (p.kind() == "typed_parameter" && {
+                let mut cc = p.walk();
+                p.named_children(&mut cc).any(|i| i.kind() == "dictionary_splat_pattern")
+            })
+    })
+}
+
+impl<'t> Interp<'_, '_, 't> {
+    fn set(&self) -> &'t SourceSet {
+        self.ev.set
+    }
+
+    fn call_function(&mut self, m: ModId, def: Node<'t>, args: Vec<Val<'t>>, kwargs: Vec<(String, Val<'t>)>, depth: usize) {
+        if depth > MAX_CALL_DEPTH || self.active.contains(&def.id()) || self.ev.exhausted() {
+            return;
+        }
+        let mut env = Env::new();
+        let mut positional = args.into_iter();
+        let mut keyword_only = false;
+        for p in params(self.set(), m, def) {
+            match p {
+                Param::KeywordOnlyMarker => keyword_only = true,
+                Param::Plain(name) | Param::Default(name) => {
+                    let from_kw = kwargs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone());
+                    let value = if keyword_only { from_kw } else { from_kw.or_else(|| positional.next()) };
+                    env.insert(name, value.unwrap_or(Val::Unknown));
+                }
+                Param::Star(name) => {
+                    keyword_only = true;
+                    env.insert(name, Val::Seq(positional.by_ref().collect()));
+                }
+                Param::DoubleStar(name) => {
+                    env.insert(name, Val::Dict(kwargs.iter().map(|(k, v)| (Val::Str(k.clone()), v.clone())).collect()));
+                }
+            }
+        }
+        let Some(body) = def.child_by_field_name("body") else {
+            return;
+        };
+        if def.kind() == "lambda" {
+            self.scan_calls(m, body, &mut env, depth);
+            return;
+        }
+        self.active.push(def.id());
+        self.exec_block(m, body, &mut env, depth);
+        self.active.pop();
+    }
+
+    fn exec_block(&mut self, m: ModId, block: Node<'t>, env: &mut Env<'t>, depth: usize) {
+        let mut c = block.walk();
+        let statements: Vec<Node<'t>> = block.named_children(&mut c).collect();
+        for stmt in statements {
+            if self.ev.exhausted() {
+                return;
+            }
+            self.exec_statement(m, stmt, env, depth);
+        }
+    }
+
+    fn exec_statement(&mut self, m: ModId, stmt: Node<'t>, env: &mut Env<'t>, depth: usize) {
+        let module = &self.set().modules[m];
+        match stmt.kind() {
+            "expression_statement" | "return_statement" => {
+                let mut c = stmt.walk();
+                let exprs: Vec<Node<'t>> = stmt.named_children(&mut c).collect();
+                for expr in exprs {
+                    match expr.kind() {
+                        "assignment" => self.assign(m, expr, env, depth),
+                        "augmented_assignment" => {
+                            if let Some(right) = expr.child_by_field_name("right") {
+                                self.scan_calls(m, right, env, depth);
+                            }
+                            if let Some(left) = expr.child_by_field_name("left") {
+                                bind_targets(module, left, Val::Unknown, env);
+                            }
+                        }
+                        _ => self.scan_calls(m, expr, env, depth),
+                    }
+                }
+            }
+            "for_statement" => {
+                let (Some(left), Some(right), Some(body)) = (
+                    stmt.child_by_field_name("left"),
+                    stmt.child_by_field_name("right"),
+                    stmt.child_by_field_name("body"),
+                ) else {
+                    return;
+                };
+                self.scan_calls(m, right, env, depth);
+                let items = match self.ev.eval(m, right, Some(env)) {
+                    Val::Seq(items) => Some(items),
+                    Val::Dict(pairs) => Some(pairs.into_iter().map(|(k, _)| k).collect()),
+                    _ => None,
+                };
+                match items {
+                    Some(items) => {
+                        for item in items.into_iter().take(MAX_LOOP) {
+                            bind_targets(module, left, item, env);
+                            self.exec_block(m, body, env, depth);
+                        }
+                    }
+                    None => {
+                        bind_targets(module, left, Val::Unknown, env);
+                        self.exec_block(m, body, env, depth);
+                    }
+                }
+                if let Some(alt) = stmt.child_by_field_name("alternative").and_then(|a| a.child_by_field_name("body")) {
+                    self.exec_block(m, alt, env, depth);
+                }
+            }
+            "if_statement" | "try_statement" | "while_statement" | "with_statement" => {
+                if let Some(cond) = stmt.child_by_field_name("condition") {
+                    self.scan_calls(m, cond, env, depth);
+                }
+                let mut c = stmt.walk();
+                let children: Vec<Node<'t>> = stmt.named_children(&mut c).collect();
+                for child in children {
+                    match child.kind() {
+                        "block" => self.exec_block(m, child, env, depth),
+                        "with_clause" => {
+                            self.scan_calls(m, child, env, depth);
+                            let mut wc = child.walk();
+                            for item in child.named_children(&mut wc) {
+                                if let Some(value) = item.child_by_field_name("value")
+                                    && value.kind() == "as_pattern"
+                                {
+                                    let mut ac = value.walk();
+                                    for target in value.named_children(&mut ac).filter(|t| t.kind() == "as_pattern_target") {
+                                        bind_targets(module, target, Val::Unknown, env);
+                                    }
+                                }
+                            }
+                        }
+                        "elif_clause" | "else_clause" | "except_clause" | "finally_clause" => {
+                            let mut cc = child.walk();
+                            let blocks: Vec<Node<'t>> = child.named_children(&mut cc).filter(|b| b.kind() == "block").collect();
+                            for b in blocks {
+                                self.exec_block(m, b, env, depth);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "function_definition" => {
+                if let Some(name) = stmt.child_by_field_name("name") {
+                    env.insert(module.text_of(name).to_string(), Val::Func(m, stmt));
+                }
+            }
+            "decorated_definition" => {
+                if let Some(def) = stmt.child_by_field_name("definition")
+                    && def.kind() == "function_definition"
+                    && let Some(name) = def.child_by_field_name("name")
+                {
+                    env.insert(module.text_of(name).to_string(), Val::Func(m, def));
+                }
+            }
+            "import_statement" | "import_from_statement" => {
+                for (name, target) in super::scope::resolve_import(self.set(), m, stmt) {
+                    if name == "*" {
+                        continue;
+                    }
+                    let value = match target {
+                        super::scope::Imported::Module(id) => Val::Module(id),
+                        super::scope::Imported::Attr(id, attr) => {
+                            let sub = SourceSet::join(&self.set().modules[id].dotted, &attr);
+                            match self.set().module(&sub) {
+                                Some(s) => Val::Module(s),
+                                None => self.ev.lookup(id, &attr),
+                            }
+                        }
+                        super::scope::Imported::External(path) => Val::External(path),
+                        super::scope::Imported::Unresolved => Val::Unknown,
+                    };
+                    env.insert(name, value);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn assign(&mut self, m: ModId, assign: Node<'t>, env: &mut Env<'t>, depth: usize) {
+        let module = &self.set().modules[m];
+        let Some(right) = assign.child_by_field_name("right") else {
+            return;
+        };
+        self.scan_calls(m, right, env, depth);
+        let value = if right.kind() == "assignment" {
+            self.assign(m, right, env, depth);
+            Val::Unknown
+        } else {
+            self.ev.eval(m, right, Some(env))
+        };
+        if let Some(left) = assign.child_by_field_name("left") {
+            bind_targets(module, left, value, env);
+        }
+    }
+
+    /// Finds the calls inside an expression (outermost first, not descending into lambdas
+    /// or comprehensions' own scopes) and handles each.
+    fn scan_calls(&mut self, m: ModId, expr: Node<'t>, env: &mut Env<'t>, depth: usize) {
+        let mut stack = vec![expr];
+        let mut calls = Vec::new();
+        while let Some(node) = stack.pop() {
+            if matches!(node.kind(), "lambda" | "function_definition" | "class_definition") {
+                continue;
+            }
+            if node.kind() == "call" {
+                calls.push(node);
+            }
+            let mut c = node.walk();
+            let children: Vec<Node<'t>> = node.named_children(&mut c).collect();
+            stack.extend(children.into_iter().rev());
+        }
+        for call in calls {
+            self.handle_call(m, call, env, depth);
+        }
+    }
+
+    fn handle_call(&mut self, m: ModId, call: Node<'t>, env: &mut Env<'t>, depth: usize) {
+        let module = &self.set().modules[m];
+        let (Some(func), Some(args)) = (call.child_by_field_name("function"), call.child_by_field_name("arguments")) else {
+            return;
+        };
+        if func.kind() == "attribute"
+            && let (Some(obj), Some(method)) = (func.child_by_field_name("object"), func.child_by_field_name("attribute"))
+            && matches!(self.ev.eval(m, obj, Some(env)), Val::Ctx)
+        {
+            let kind = match module.text_of(method) {
+                "register_tool" => RegKind::Tool,
+                "register_hook" => RegKind::Hook,
+                "register_middleware" => RegKind::Middleware,
+                _ => return,
+            };
+            self.record(m, call, args, kind, env);
+            return;
+        }
+        let (positional, keywords, opaque) = self.arguments(m, args, env);
+        let passes_ctx = positional.iter().any(Val::holds_ctx) || keywords.iter().any(|(_, v)| v.holds_ctx()) || opaque;
+        if !passes_ctx {
+            return;
+        }
+        match self.ev.eval(m, func, Some(env)) {
+            Val::Func(m2, def) => {
+                let memo = (def.id(), 0, format!("{positional:?}{keywords:?}"));
+                if self.seen_calls.insert(memo) {
+                    self.call_function(m2, def, positional, keywords, depth + 1);
+                }
+            }
+            _ if !positional.iter().chain(keywords.iter().map(|(_, v)| v)).any(Val::holds_ctx) => {}
+            other => {
+                let callee = module.text_of(func).to_string();
+                // Passing ctx to a class (a plugin object) or external code hides what it registers.
+                let what = match other {
+                    Val::External(path) => format!("ctx is passed to `{callee}` (from `{path}`), which is not part of the package"),
+                    Val::Class(..) => format!("ctx is passed to class `{callee}`"),
+                    _ => format!("ctx is passed to `{callee}`, which cannot be followed statically"),
+                };
+                self.undetermined(m, call, None, what);
+            }
+        }
+    }
+
+    /// Evaluates call arguments: positional values, keyword values, and whether a splat
+    /// could not be expanded.
+    fn arguments(&self, m: ModId, args: Node<'t>, env: &Env<'t>) -> (Vec<Val<'t>>, Vec<(String, Val<'t>)>, bool) {
+        let module = &self.set().modules[m];
+        let mut positional = Vec::new();
+        let mut keywords = Vec::new();
+        let mut opaque = false;
+        let mut c = args.walk();
+        for a in args.named_children(&mut c) {
+            match a.kind() {
+                "keyword_argument" => {
+                    if let (Some(k), Some(v)) = (a.child_by_field_name("name"), a.child_by_field_name("value")) {
+                        keywords.push((module.text_of(k).to_string(), self.ev.eval(m, v, Some(env))));
+                    }
+                }
+                "list_splat" => match a.named_child(0).map(|n| self.ev.eval(m, n, Some(env))) {
+                    Some(Val::Seq(items)) => positional.extend(items),
+                    _ => opaque = true,
+                },
+                "dictionary_splat" => match a.named_child(0).map(|n| self.ev.eval(m, n, Some(env))) {
+                    Some(Val::Dict(pairs)) => {
+                        for (k, v) in pairs {
+                            match k {
+                                Val::Str(k) => keywords.push((k, v)),
+                                _ => opaque = true,
+                            }
+                        }
+                    }
+                    _ => opaque = true,
+                },
+                "comment" => {}
+                _ => positional.push(self.ev.eval(m, a, Some(env))),
+            }
+        }
+        (positional, keywords, opaque)
+    }
+
+    fn record(&mut self, m: ModId, call: Node<'t>, args: Node<'t>, kind: RegKind, env: &Env<'t>) {
+        let module = &self.set().modules[m];
+        let (positional, keywords, opaque) = self.arguments(m, args, env);
+        let keyword = |names: &[&str]| keywords.iter().find(|(k, _)| names.contains(&k.as_str())).map(|(_, v)| v.clone());
+        let name = keyword(&["name"]).or_else(|| match kind {
+            RegKind::Tool => None,
+            RegKind::Hook => keyword(&["hook_name", "hook", "event"]),
+            RegKind::Middleware => keyword(&["kind"]),
+        });
+        let name = name.or_else(|| positional.first().cloned());
+        let name_expr = || -> String {
+            let mut c = args.walk();
+            let found = args.named_children(&mut c).find(|a| {
+                a.kind() != "keyword_argument"
+                    || a.child_by_field_name("name").is_some_and(|n| matches!(module.text_of(n), "name" | "hook_name" | "hook" | "event" | "kind"))
+            });
+            found.map_or_else(|| module.text_of(args).to_string(), |a| module.text_of(a).to_string())
+        };
+        let Some(Val::Str(name)) = name else {
+            let expr = if opaque && positional.is_empty() { module.text_of(args).to_string() } else { name_expr() };
+            self.undetermined(m, call, Some(kind), expr);
+            return;
+        };
+        let override_builtin = kind == RegKind::Tool && matches!(keyword(&["override"]), Some(Val::Bool(true)));
+        let callback = match kind {
+            RegKind::Tool => None,
+            _ => keyword(&["callback", "handler", "fn", "func", "cb"])
+                .or_else(|| positional.get(1).cloned())
+                .and_then(|cb| match cb {
+                    Val::Func(cm, def) => {
+                        let cmod = &self.set().modules[cm];
+                        Some(Callback {
+                            name: def.child_by_field_name("name").map_or("<lambda>".to_string(), |n| cmod.text_of(n).to_string()),
+                            file: cmod.rel.clone(),
+                            pos: cmod.pos(def),
+                            accepts_kwargs: accepts_kwargs(def),
+                        })
+                    }
+                    _ => None,
+                }),
+        };
+        let registration = Registration {
+            kind,
+            name,
+            file: module.rel.clone(),
+            pos: module.pos(call),
+            override_builtin,
+            callback,
+        };
+        let duplicate = self.out.found.iter().any(|r| r.kind == kind && r.name == registration.name && r.file == registration.file && r.pos == registration.pos);
+        if !duplicate {
+            self.out.found.push(registration);
+        }
+    }
+
+    fn undetermined(&mut self, m: ModId, at: Node<'t>, kind: Option<RegKind>, expression: String) {
+        let module = &self.set().modules[m];
+        let entry = Undetermined {
+            kind,
+            file: module.rel.clone(),
+            pos: module.pos(at),
+            expression: crate::located::truncate_chars(&expression, 120),
+        };
+        if !self.out.undetermined.contains(&entry) {
+            self.out.undetermined.push(entry);
+        }
+    }
+}
+
+/// Binds assignment or loop targets (`x`, `a, b`, `(a, b)`, `[a, b]`) to a value.
+fn bind_targets<'t>(module: &super::source::PyModule, target: Node<'t>, value: Val<'t>, env: &mut Env<'t>) {
+    match target.kind() {
+        "identifier" => {
+            env.insert(module.text_of(target).to_string(), value);
+        }
+        "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple" | "list" | "as_pattern_target" | "parenthesized_expression" => {
+            let mut c = target.walk();
+            let parts: Vec<Node<'t>> = target.named_children(&mut c).collect();
+            if target.kind() == "as_pattern_target" || target.kind() == "parenthesized_expression" {
+                if let Some(inner) = parts.first() {
+                    bind_targets(module, *inner, value, env);
+                }
+                return;
+            }
+            match value {
+                Val::Seq(items) if items.len() == parts.len() => {
+                    for (p, v) in parts.into_iter().zip(items) {
+                        bind_targets(module, p, v, env);
+                    }
+                }
+                _ => {
+                    for p in parts {
+                        bind_targets(module, p, Val::Unknown, env);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}

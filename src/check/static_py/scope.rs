@@ -1,0 +1,301 @@
+//! Module scopes: what each top-level name of a module is bound to, without running anything.
+//!
+//! Bindings come from `def`, `class`, assignments and imports at module level, including those
+//! nested in module-level `if`/`try`/`with` blocks (where a name bound earlier keeps its first
+//! binding, so `try: from .fast import f / except ImportError: f = None` still finds the real
+//! `f`). Imports are resolved to package-local modules where possible (see `source`).
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use super::source::SourceSet;
+
+/// Index of a module in the [`SourceSet`].
+pub type ModId = usize;
+
+/// What an import statement binds a name to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Imported {
+    /// A package-local module.
+    Module(ModId),
+    /// A name inside a package-local module (`from .tools import calculate`).
+    Attr(ModId, String),
+    /// Something outside the package, by dotted path (`run_agent.AIAgent`, `os.path`).
+    External(String),
+    /// A relative import that leaves the package or names no module.
+    Unresolved,
+}
+
+/// A module-level binding.
+#[derive(Debug, Clone, Copy)]
+pub enum Binding<'t> {
+    /// `NAME = <expression>`: the expression.
+    Value(Node<'t>),
+    /// `NAME = …` where the value cannot be tied to one expression (tuple unpacking, `+=`).
+    Opaque,
+    /// `def NAME`.
+    Def(Node<'t>),
+    /// `class NAME`.
+    Class(Node<'t>),
+    /// An import; index into [`Scope::imports`].
+    Import(usize),
+}
+
+/// The top-level names of one module.
+#[derive(Debug, Default)]
+pub struct Scope<'t> {
+    /// Name → binding.
+    pub names: HashMap<String, Binding<'t>>,
+    /// Import targets referred to by [`Binding::Import`].
+    pub imports: Vec<Imported>,
+    /// Modules star-imported (`from .x import *`).
+    pub star: Vec<ModId>,
+}
+
+/// Scopes of every module of a [`SourceSet`].
+pub struct Scopes<'t> {
+    /// One scope per module, by [`ModId`].
+    pub modules: Vec<Scope<'t>>,
+}
+
+impl<'t> Scopes<'t> {
+    /// Builds the scopes of every module.
+    pub fn build(set: &'t SourceSet) -> Scopes<'t> {
+        let modules = (0..set.modules.len())
+            .map(|m| {
+                let mut scope = Scope::default();
+                let root = set.modules[m].tree.root_node();
+                collect(set, m, root, false, &mut scope);
+                scope
+            })
+            .collect();
+        Scopes { modules }
+    }
+}
+
+fn bind<'t>(scope: &mut Scope<'t>, name: &str, binding: Binding<'t>, nested: bool) {
+    if nested && scope.names.contains_key(name) {
+        return;
+    }
+    scope.names.insert(name.to_string(), binding);
+}
+
+fn collect<'t>(set: &'t SourceSet, m: ModId, block: Node<'t>, nested: bool, scope: &mut Scope<'t>) {
+    let module = &set.modules[m];
+    let mut cursor = block.walk();
+    for stmt in block.named_children(&mut cursor) {
+        match stmt.kind() {
+            "function_definition" | "class_definition" => bind_def(module.text_of(stmt.child_by_field_name("name").unwrap_or(stmt)), stmt, nested, scope),
+            "decorated_definition" => {
+                if let Some(def) = stmt.child_by_field_name("definition") {
+                    let name = def.child_by_field_name("name").map(|n| module.text_of(n)).unwrap_or("");
+                    bind_def(name, def, nested, scope);
+                }
+            }
+            "expression_statement" => {
+                let mut c = stmt.walk();
+                for expr in stmt.named_children(&mut c) {
+                    if expr.kind() == "assignment" || expr.kind() == "augmented_assignment" {
+                        bind_assignment(set, m, expr, nested, scope);
+                    }
+                }
+            }
+            "import_statement" | "import_from_statement" => {
+                for (name, target) in resolve_import(set, m, stmt) {
+                    if name == "*" {
+                        if let Imported::Module(id) = target {
+                            scope.star.push(id);
+                        }
+                        continue;
+                    }
+                    scope.imports.push(target);
+                    let index = scope.imports.len() - 1;
+                    bind(scope, &name, Binding::Import(index), nested);
+                }
+            }
+            "if_statement" | "try_statement" | "with_statement" | "for_statement" | "while_statement" => {
+                let mut c = stmt.walk();
+                for child in stmt.named_children(&mut c) {
+                    match child.kind() {
+                        "block" => collect(set, m, child, true, scope),
+                        "elif_clause" | "else_clause" | "except_clause" | "finally_clause" => {
+                            let mut cc = child.walk();
+                            for b in child.named_children(&mut cc).filter(|b| b.kind() == "block") {
+                                collect(set, m, b, true, scope);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn bind_def<'t>(name: &str, def: Node<'t>, nested: bool, scope: &mut Scope<'t>) {
+    if name.is_empty() {
+        return;
+    }
+    let binding = if def.kind() == "class_definition" {
+        Binding::Class(def)
+    } else {
+        Binding::Def(def)
+    };
+    bind(scope, name, binding, nested);
+}
+
+fn bind_assignment<'t>(set: &'t SourceSet, m: ModId, assign: Node<'t>, nested: bool, scope: &mut Scope<'t>) {
+    let module = &set.modules[m];
+    let (Some(left), right) = (assign.child_by_field_name("left"), assign.child_by_field_name("right")) else {
+        return;
+    };
+    if assign.kind() == "augmented_assignment" {
+        if left.kind() == "identifier" {
+            bind(scope, module.text_of(left), Binding::Opaque, nested);
+        }
+        return;
+    }
+    match (left.kind(), right) {
+        ("identifier", Some(right)) => {
+            // `A = B = value`: bind every name in the chain to the final value.
+            let mut value = right;
+            while value.kind() == "assignment" {
+                if let Some(inner_left) = value.child_by_field_name("left")
+                    && inner_left.kind() == "identifier"
+                {
+                    bind(scope, module.text_of(inner_left), Binding::Opaque, nested);
+                }
+                match value.child_by_field_name("right") {
+                    Some(r) => value = r,
+                    None => break,
+                }
+            }
+            bind(scope, module.text_of(left), Binding::Value(value), nested);
+        }
+        ("identifier", None) => {}
+        ("pattern_list" | "tuple_pattern" | "list_pattern", Some(right))
+            if matches!(right.kind(), "expression_list" | "tuple" | "list")
+                && right.named_child_count() == left.named_child_count() =>
+        {
+            let mut lc = left.walk();
+            let mut rc = right.walk();
+            for (l, r) in left.named_children(&mut lc).zip(right.named_children(&mut rc)) {
+                if l.kind() == "identifier" {
+                    bind(scope, module.text_of(l), Binding::Value(r), nested);
+                }
+            }
+        }
+        _ => {
+            let mut c = left.walk();
+            for l in left.named_children(&mut c) {
+                if l.kind() == "identifier" {
+                    bind(scope, module.text_of(l), Binding::Opaque, nested);
+                }
+            }
+        }
+    }
+}
+
+/// The names an import statement binds and what each refers to (`*` for a star import).
+pub fn resolve_import(set: &SourceSet, m: ModId, stmt: Node<'_>) -> Vec<(String, Imported)> {
+    let module = &set.modules[m];
+    let mut out = Vec::new();
+    let mut cursor = stmt.walk();
+    if stmt.kind() == "import_statement" {
+        for name in stmt.children_by_field_name("name", &mut cursor) {
+            let (dotted, alias) = split_alias(module, name);
+            match alias {
+                Some(alias) => {
+                    let target = match set.local_absolute(&dotted) {
+                        Some(local) => set.module(&local).map_or(Imported::Unresolved, Imported::Module),
+                        None => Imported::External(dotted.clone()),
+                    };
+                    out.push((alias, target));
+                }
+                None => {
+                    // `import a.b.c` binds `a`.
+                    let top = dotted.split('.').next().unwrap_or("").to_string();
+                    let target = match set.local_absolute(&top) {
+                        Some(local) => set.module(&local).map_or(Imported::Unresolved, Imported::Module),
+                        None => Imported::External(top.clone()),
+                    };
+                    out.push((top, target));
+                }
+            }
+        }
+        return out;
+    }
+    // import_from_statement
+    let Some(source) = stmt.child_by_field_name("module_name") else {
+        return out;
+    };
+    // The package-local module the names come from, or the external dotted path.
+    let base: Result<String, String> = if source.kind() == "relative_import" {
+        let text = module.text_of(source);
+        let level = text.chars().take_while(|c| *c == '.').count();
+        let rest = text[level..].to_string();
+        match set.relative_base(m, level) {
+            Some(base) => Ok(SourceSet::join(&base, &rest)),
+            None => {
+                let mut c = stmt.walk();
+                for name in stmt.children_by_field_name("name", &mut c) {
+                    let (dotted, alias) = split_alias(module, name);
+                    out.push((alias.unwrap_or(dotted), Imported::Unresolved));
+                }
+                return out;
+            }
+        }
+    } else {
+        let dotted = module.text_of(source).to_string();
+        match set.local_absolute(&dotted) {
+            Some(local) => Ok(local),
+            None => Err(dotted),
+        }
+    };
+    let mut wildcard = false;
+    let mut c = stmt.walk();
+    for child in stmt.named_children(&mut c) {
+        if child.kind() == "wildcard_import" {
+            wildcard = true;
+        }
+    }
+    if wildcard {
+        if let Ok(base) = &base
+            && let Some(id) = set.module(base)
+        {
+            out.push(("*".to_string(), Imported::Module(id)));
+        }
+        return out;
+    }
+    for name in stmt.children_by_field_name("name", &mut cursor) {
+        let (dotted, alias) = split_alias(module, name);
+        let bound = alias.unwrap_or_else(|| dotted.clone());
+        let target = match &base {
+            Ok(base) => {
+                let full = SourceSet::join(base, &dotted);
+                if let Some(id) = set.module(&full) {
+                    Imported::Module(id)
+                } else if let Some(id) = set.module(base) {
+                    Imported::Attr(id, dotted.clone())
+                } else {
+                    Imported::Unresolved
+                }
+            }
+            Err(external) => Imported::External(format!("{external}.{dotted}")),
+        };
+        out.push((bound, target));
+    }
+    out
+}
+
+fn split_alias(module: &super::source::PyModule, name: Node<'_>) -> (String, Option<String>) {
+    if name.kind() == "aliased_import" {
+        let dotted = name.child_by_field_name("name").map(|n| module.text_of(n)).unwrap_or("");
+        let alias = name.child_by_field_name("alias").map(|n| module.text_of(n).to_string());
+        (dotted.to_string(), alias)
+    } else {
+        (module.text_of(name).to_string(), None)
+    }
+}

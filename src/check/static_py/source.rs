@@ -1,0 +1,290 @@
+//! The Python sources of a package: every non-test `.py` file, parsed with tree-sitter, with
+//! module names and import resolution.
+//!
+//! Module names are relative to the plugin package: the root `__init__.py` is `""`,
+//! `tools.py` is `tools`, `node/client.py` is `node.client`. Relative imports resolve against
+//! them; an absolute import is package-local when it names one of these modules, either
+//! directly (`import tools`) or through the plugin's own install path
+//! (`from plugins.google_meet.tools import x`, `from plugins.web.exa import provider`).
+//! Test code (`tests/`, `test/`, `test_*.py`, `*_test.py`, `conftest.py`) is excluded.
+
+use std::collections::HashMap;
+
+use tree_sitter::{Node, Parser, Tree};
+use walkdir::WalkDir;
+
+use crate::diag::{CheckId, Diagnostic};
+use crate::located::Pos;
+use crate::pkgfs::{PackageRoot, read_limited_text};
+
+/// Largest Python file parsed (2 MiB); bigger ones are reported by the security scan.
+const MAX_FILE: u64 = 2 * 1024 * 1024;
+/// Most files parsed per package.
+const MAX_FILES: usize = 2000;
+
+/// One parsed Python module.
+pub struct PyModule {
+    /// Path relative to the package root, `/`-separated.
+    pub rel: String,
+    /// Dotted module name relative to the plugin package (`""` for the root `__init__.py`).
+    pub dotted: String,
+    /// Whether it is a package (`__init__.py`).
+    pub is_package: bool,
+    /// The source text.
+    pub text: String,
+    /// The syntax tree.
+    pub tree: Tree,
+}
+
+impl PyModule {
+    /// The text of a node.
+    pub fn text_of(&self, node: Node<'_>) -> &str {
+        node.utf8_text(self.text.as_bytes()).unwrap_or("")
+    }
+
+    /// The 1-based position of a node (columns in characters).
+    pub fn pos(&self, node: Node<'_>) -> Pos {
+        let p = node.start_position();
+        let start = node.start_byte();
+        let line_start = start.saturating_sub(p.column);
+        let column = self
+            .text
+            .get(line_start..start)
+            .map_or(p.column, |s| s.chars().count());
+        Pos::new(
+            u32::try_from(p.row + 1).unwrap_or(u32::MAX),
+            u32::try_from(column + 1).unwrap_or(u32::MAX),
+        )
+    }
+
+    /// Whether a string node is text for people rather than data the code acts on: a
+    /// docstring or other bare string statement, or an argument of print/logging/warnings,
+    /// `click.echo`, `print_*` helpers or an exception constructor.
+    pub fn is_prose(&self, node: Node<'_>) -> bool {
+        let mut current = node;
+        while let Some(parent) = current.parent() {
+            match parent.kind() {
+                "concatenated_string" | "parenthesized_expression" | "keyword_argument" | "pair" | "conditional_expression" => current = parent,
+                "expression_statement" => return parent.named_child_count() == 1,
+                "argument_list" => {
+                    let Some(call) = parent.parent() else { return false };
+                    let func = call.child_by_field_name("function").map(|f| self.text_of(f)).unwrap_or("");
+                    let last = func.rsplit('.').next().unwrap_or(func);
+                    return matches!(
+                        last,
+                        "print" | "debug" | "info" | "warning" | "warn" | "error" | "exception" | "critical" | "log" | "echo" | "secho" | "fail" | "abort"
+                    ) || last.ends_with("Error")
+                        || last.ends_with("Exception")
+                        || last.starts_with("print_")
+                        || last.starts_with("_print");
+                }
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// `file:line` of a node, for messages.
+    pub fn at(&self, node: Node<'_>) -> String {
+        format!("{}:{}", self.rel, self.pos(node).line)
+    }
+
+    /// The package this module's relative imports start from.
+    fn package(&self) -> &str {
+        if self.is_package {
+            &self.dotted
+        } else {
+            self.dotted.rsplit_once('.').map_or("", |(p, _)| p)
+        }
+    }
+}
+
+/// All Python modules of a package.
+pub struct SourceSet {
+    /// The modules, sorted by path.
+    pub modules: Vec<PyModule>,
+    by_dotted: HashMap<String, usize>,
+    /// The plugin directory's name (for `plugins.<dir>` absolute imports).
+    dir_name: String,
+}
+
+/// Whether a package-relative path is test code.
+pub fn is_test_path(rel: &str) -> bool {
+    let mut parts = rel.split('/').peekable();
+    while let Some(part) = parts.next() {
+        let last = parts.peek().is_none();
+        if !last && (part == "tests" || part == "test") {
+            return true;
+        }
+        if last && (part == "conftest.py" || part.starts_with("test_") || part.ends_with("_test.py")) {
+            return true;
+        }
+    }
+    false
+}
+
+impl SourceSet {
+    /// Parses every non-test `.py` file under `root` (symlinks are not followed); files that
+    /// cannot be read are reported into `out`.
+    pub fn load(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> SourceSet {
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_python::LANGUAGE.into())
+            .expect("the bundled Python grammar matches the tree-sitter version");
+        let dir_name = root
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut modules = Vec::new();
+        let walker = WalkDir::new(root.path())
+            .follow_links(false)
+            .max_depth(16)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| {
+                let name = e.file_name().to_string_lossy();
+                e.depth() == 0 || !(name.starts_with('.') || name == "__pycache__" || name == "node_modules")
+            });
+        for entry in walker.flatten() {
+            if !entry.file_type().is_file() || entry.path().extension().is_none_or(|e| e != "py") {
+                continue;
+            }
+            let rel = entry
+                .path()
+                .strip_prefix(root.path())
+                .unwrap_or(entry.path())
+                .to_string_lossy()
+                .replace('\\', "/");
+            if is_test_path(&rel) {
+                continue;
+            }
+            if modules.len() >= MAX_FILES {
+                break;
+            }
+            let text = match read_limited_text(entry.path(), MAX_FILE) {
+                Ok(t) => t,
+                Err(e) => {
+                    out.push(
+                        Diagnostic::warning(CheckId::SecurityScan, &rel, e.pos(), format!("[medium] unreadable-source: {rel} was not analysed: it {e}"))
+                            .hint("Registrations and security patterns in this file are not checked; ship plain UTF-8 Python source."),
+                    );
+                    continue;
+                }
+            };
+            let Some(tree) = parser.parse(text.as_bytes(), None) else {
+                continue;
+            };
+            let (dotted, is_package) = module_name(&rel);
+            modules.push(PyModule {
+                rel,
+                dotted,
+                is_package,
+                text,
+                tree,
+            });
+        }
+        let by_dotted = modules
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.dotted.clone(), i))
+            .collect();
+        SourceSet {
+            modules,
+            by_dotted,
+            dir_name,
+        }
+    }
+
+    /// The module with this dotted name.
+    pub fn module(&self, dotted: &str) -> Option<usize> {
+        self.by_dotted.get(dotted).copied()
+    }
+
+    /// The root `__init__.py`.
+    pub fn root_module(&self) -> Option<usize> {
+        self.module("")
+    }
+
+    /// The package a relative import of `level` dots in module `from` refers to
+    /// (`None` when it climbs above the plugin package).
+    pub fn relative_base(&self, from: usize, level: usize) -> Option<String> {
+        let mut base = self.modules[from].package().to_string();
+        for _ in 1..level {
+            if base.is_empty() {
+                return None;
+            }
+            base = base.rsplit_once('.').map_or(String::new(), |(p, _)| p.to_string());
+        }
+        Some(base)
+    }
+
+    /// Joins a package and a dotted suffix.
+    pub fn join(base: &str, rest: &str) -> String {
+        match (base.is_empty(), rest.is_empty()) {
+            (true, _) => rest.to_string(),
+            (false, true) => base.to_string(),
+            (false, false) => format!("{base}.{rest}"),
+        }
+    }
+
+    /// Resolves an absolute dotted import to a package-local module name, if it is one.
+    pub fn local_absolute(&self, dotted: &str) -> Option<String> {
+        if self.by_dotted.contains_key(dotted) && !dotted.is_empty() {
+            return Some(dotted.to_string());
+        }
+        // `plugins.<dir>.rest`, `plugins.<category>.<dir>.rest`, `<dir>.rest`.
+        let parts: Vec<&str> = dotted.split('.').collect();
+        let at = parts.iter().position(|p| *p == self.dir_name)?;
+        if at > 2 {
+            return None;
+        }
+        let rest = parts[at + 1..].join(".");
+        // The longest prefix of `rest` that is a module: `from plugins.x.tools import f` names
+        // module `tools`; `import plugins.x.tools.f` is rare and resolves to `tools` too.
+        let mut candidate = rest.clone();
+        loop {
+            if self.by_dotted.contains_key(&candidate) {
+                return Some(candidate);
+            }
+            match candidate.rsplit_once('.') {
+                Some((p, _)) => candidate = p.to_string(),
+                None if !candidate.is_empty() => candidate = String::new(),
+                None => return None,
+            }
+        }
+    }
+}
+
+fn module_name(rel: &str) -> (String, bool) {
+    let without = rel.trim_end_matches(".py");
+    let mut parts: Vec<&str> = without.split('/').collect();
+    let is_package = parts.last() == Some(&"__init__");
+    if is_package {
+        parts.pop();
+    }
+    (parts.join("."), is_package)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_paths() {
+        for t in ["tests/x.py", "a/tests/b.py", "test_x.py", "a/x_test.py", "conftest.py", "test/y.py"] {
+            assert!(is_test_path(t), "{t}");
+        }
+        for t in ["tools.py", "latest.py", "contest.py", "testing.py"] {
+            assert!(!is_test_path(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn module_names() {
+        assert_eq!(module_name("__init__.py"), (String::new(), true));
+        assert_eq!(module_name("tools.py"), ("tools".into(), false));
+        assert_eq!(module_name("node/__init__.py"), ("node".into(), true));
+        assert_eq!(module_name("node/client.py"), ("node.client".into(), false));
+    }
+}
