@@ -245,7 +245,7 @@ fn compare(kind: RegKind, seen: &[Seen], m: &Manifest, manifest_file: &str, anal
     let mut reported = BTreeSet::new();
     for s in seen.iter().filter(|s| s.kind == kind) {
         if !declared_names.contains(s.name.as_str()) && reported.insert(s.name.clone()) {
-            let source = if from_probe { "by register(ctx) under --probe" } else { "" };
+            let source = if from_probe { " by register(ctx) under --probe" } else { "" };
             out.push(
                 Diagnostic::error(
                     check,
