@@ -19,10 +19,23 @@ fn probe_agrees_with_static_analysis_on_known_patterns() {
     assert_eq!(exit, 0, "{p:#}");
     let probe = &p["probe"];
     assert_eq!(probe["ok"], true, "{probe:#}");
-    let static_tools: Vec<&str> = p["registrations"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    let probe_tools: Vec<&str> = probe["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let static_tools: Vec<&str> = p["registrations"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let probe_tools: Vec<&str> = probe["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
     assert_eq!(static_tools, probe_tools);
-    assert_eq!(probe["hooks"], serde_json::json!(["post_tool_call", "on_session_end", "pre_llm_call"]));
+    assert_eq!(
+        probe["hooks"],
+        serde_json::json!(["post_tool_call", "on_session_end", "pre_llm_call"])
+    );
     assert_eq!(probe["middleware"], serde_json::json!(["tool_request"]));
     assert_eq!(p["findings"], serde_json::json!([]), "no disagreement");
 }
@@ -32,17 +45,36 @@ fn probe_resolves_what_static_analysis_cannot_and_reports_the_disagreement() {
     let (exit, p) = probe("dynamic-tool-name", &[]);
     assert_eq!(exit, 0);
     assert_eq!(p["probe"]["tools"], serde_json::json!(["dyn_tool"]));
-    let messages: Vec<&str> = p["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap()).collect();
+    let messages: Vec<&str> = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
     assert_eq!(messages.len(), 1, "{messages:?}");
-    assert!(messages[0].contains("disagree") && messages[0].contains("dyn_tool"), "{messages:?}");
+    assert!(
+        messages[0].contains("disagree") && messages[0].contains("dyn_tool"),
+        "{messages:?}"
+    );
 }
 
 #[test]
 fn undeclared_registrations_found_by_the_probe_fail() {
     let (exit, p) = probe("undeclared-tool", &[]);
     assert_eq!(exit, 1);
-    let f = p["findings"].as_array().unwrap().iter().find(|f| f["check"] == "declared-tools").unwrap();
-    assert!(f["message"].as_str().unwrap().contains("`beta` is registered by register(ctx) under --probe"), "{f:#}");
+    let f = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "declared-tools")
+        .unwrap();
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("`beta` is registered by register(ctx) under --probe"),
+        "{f:#}"
+    );
 }
 
 #[test]
@@ -50,14 +82,23 @@ fn os_exit_in_register_is_contained() {
     let (_, p) = probe("probe-os-exit", &[]);
     assert_eq!(p["probe"]["ok"], false);
     assert_eq!(p["probe"]["phase"], "register");
-    assert!(p["probe"]["error"].as_str().unwrap().contains("status 3"), "{p:#}");
+    assert!(
+        p["probe"]["error"].as_str().unwrap().contains("status 3"),
+        "{p:#}"
+    );
 }
 
 #[test]
 fn hangs_time_out() {
     let (_, p) = probe("probe-hang", &["--probe-timeout", "1.5"]);
     assert_eq!(p["probe"]["phase"], "timeout");
-    assert!(p["probe"]["error"].as_str().unwrap().contains("timed out after 1.5 s"), "{p:#}");
+    assert!(
+        p["probe"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 1.5 s"),
+        "{p:#}"
+    );
 }
 
 #[test]
@@ -68,7 +109,12 @@ fn network_is_blocked_and_reported() {
     assert_eq!(p["probe"]["tools"], serde_json::json!(["fetcher"]));
     let attempts = p["probe"]["network_attempts"].as_array().unwrap();
     assert_eq!(attempts.len(), 1, "{p:#}");
-    assert!(attempts[0].as_str().unwrap().starts_with("create_connection"));
+    assert!(
+        attempts[0]
+            .as_str()
+            .unwrap()
+            .starts_with("create_connection")
+    );
 }
 
 #[test]
@@ -76,16 +122,34 @@ fn import_errors_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("broken");
     std::fs::create_dir_all(&pkg).unwrap();
-    std::fs::write(pkg.join("plugin.yaml"), "name: broken\nversion: 1.0.0\ndescription: d\n").unwrap();
-    std::fs::write(pkg.join("__init__.py"), "import module_that_does_not_exist_anywhere\n\ndef register(ctx):\n    pass\n").unwrap();
+    std::fs::write(
+        pkg.join("plugin.yaml"),
+        "name: broken\nversion: 1.0.0\ndescription: d\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("__init__.py"),
+        "import module_that_does_not_exist_anywhere\n\ndef register(ctx):\n    pass\n",
+    )
+    .unwrap();
     let (_, report) = validate_json(&[&pkg], &["--probe"]);
     let p = only_package(&report);
-    assert!(p["probe"]["error"].as_str().unwrap().contains("import failed: ModuleNotFoundError"), "{p:#}");
+    assert!(
+        p["probe"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("import failed: ModuleNotFoundError"),
+        "{p:#}"
+    );
 }
 
 #[test]
 fn a_missing_interpreter_is_an_environment_error() {
-    let out = run(&["validate", "--probe=/nonexistent/python3", "fixtures/python/registration-patterns"]);
+    let out = run(&[
+        "validate",
+        "--probe=/nonexistent/python3",
+        "fixtures/python/registration-patterns",
+    ]);
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(out.stderr.contains("/nonexistent/python3"));
 }

@@ -14,15 +14,30 @@ type Findings = &'static [(&'static str, &'static str)];
 
 const PYTHON: &[(&str, Findings)] = &[
     ("builtin-override-with-capability", &[]),
-    ("builtin-override-without-capability", &[("builtin-collisions", E)]),
-    ("builtin-tool-without-override", &[("builtin-collisions", E)]),
+    (
+        "builtin-override-without-capability",
+        &[("builtin-collisions", E)],
+    ),
+    (
+        "builtin-tool-without-override",
+        &[("builtin-collisions", E)],
+    ),
     ("core-override-assignment", &[("no-core-override", E)]),
     ("core-override-variants", &[("no-core-override", E); 5]),
-    ("credential-access", &[("credential-access", E), ("credential-access", E)]),
+    (
+        "credential-access",
+        &[("credential-access", E), ("credential-access", E)],
+    ),
     ("declared-tool-not-registered", &[("declared-tools", W)]),
-    ("dynamic-tool-name", &[("declared-tools", I), ("declared-tools", W)]),
+    (
+        "dynamic-tool-name",
+        &[("declared-tools", I), ("declared-tools", W)],
+    ),
     ("hook-callback-without-kwargs", &[("hook-names", W)]),
-    ("hook-unknown-names", &[("hook-names", W), ("hook-names", W)]),
+    (
+        "hook-unknown-names",
+        &[("hook-names", W), ("hook-names", W)],
+    ),
     ("import-writes-file", &[]),
     ("no-register-function", &[("loadable", E)]),
     ("probe-hang", &[]),
@@ -40,22 +55,35 @@ const PYTHON: &[(&str, Findings)] = &[
 ];
 
 fn sorted(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = list.iter().map(|(c, s)| (c.to_string(), s.to_string())).collect();
+    let mut v: Vec<(String, String)> = list
+        .iter()
+        .map(|(c, s)| (c.to_string(), s.to_string()))
+        .collect();
     v.sort();
     v
 }
 
 fn names(list: &Value) -> Vec<&str> {
-    list.as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect()
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect()
 }
 
 #[test]
 fn every_python_fixture_reports_exactly_its_defect() {
     let dir = fixture("python");
-    let mut on_disk: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     on_disk.sort();
     let listed: Vec<&str> = PYTHON.iter().map(|(n, _)| *n).collect();
-    assert_eq!(on_disk, listed, "every fixture in fixtures/python has an expectation");
+    assert_eq!(
+        on_disk, listed,
+        "every fixture in fixtures/python has an expectation"
+    );
     for (name, want) in PYTHON {
         let (exit, report) = validate_json(&[&dir.join(name)], &[]);
         let p = only_package(&report);
@@ -72,14 +100,30 @@ fn registrations_are_found_through_constants_loops_and_helpers() {
     assert_eq!(r["analyzed"], true);
     assert_eq!(
         names(&r["tools"]),
-        ["calculate", "unit_convert", "lookup_a", "lookup_b", "weather_now", "weather_week", "echo_one", "echo_two", "build_x"]
+        [
+            "calculate",
+            "unit_convert",
+            "lookup_a",
+            "lookup_b",
+            "weather_now",
+            "weather_week",
+            "echo_one",
+            "echo_two",
+            "build_x"
+        ]
     );
-    assert_eq!(names(&r["hooks"]), ["post_tool_call", "on_session_end", "pre_llm_call"]);
+    assert_eq!(
+        names(&r["hooks"]),
+        ["post_tool_call", "on_session_end", "pre_llm_call"]
+    );
     assert_eq!(names(&r["middleware"]), ["tool_request"]);
     assert_eq!(r["undetermined"], serde_json::json!([]));
     // Locations: the helper's registration is reported in the helper's file.
     let weather = &r["tools"][4];
-    assert_eq!(weather["file"].as_str().unwrap().rsplit('/').next(), Some("helpers.py"));
+    assert_eq!(
+        weather["file"].as_str().unwrap().rsplit('/').next(),
+        Some("helpers.py")
+    );
     assert_eq!(weather["line"], 10);
     assert_eq!(r["tools"][0]["override"], false);
     let hook = &r["hooks"][0];
@@ -104,11 +148,19 @@ fn core_override_findings_name_target_file_and_line() {
     let (_, report) = validate_json(&[&fixture("python/core-override-assignment")], &[]);
     let f = &only_package(&report)["findings"][0];
     assert!(
-        f["message"].as_str().unwrap().ends_with("run_agent.AIAgent.run_conversation (__init__.py:6)"),
+        f["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("run_agent.AIAgent.run_conversation (__init__.py:6)"),
         "{f:#}"
     );
     let (_, report) = validate_json(&[&fixture("python/core-override-variants")], &[]);
-    let targets: Vec<&str> = only_package(&report)["findings"].as_array().unwrap().iter().map(|f| f["value"].as_str().unwrap()).collect();
+    let targets: Vec<&str> = only_package(&report)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["value"].as_str().unwrap())
+        .collect();
     assert_eq!(
         targets,
         [
@@ -131,7 +183,11 @@ fn security_verdicts() {
         ("security-native-binary", "dangerous"),
     ] {
         let (_, report) = validate_json(&[&fixture(&format!("python/{name}"))], &[]);
-        assert_eq!(only_package(&report)["security"]["verdict"], verdict, "{name}");
+        assert_eq!(
+            only_package(&report)["security"]["verdict"],
+            verdict,
+            "{name}"
+        );
     }
 }
 
@@ -140,7 +196,11 @@ fn oversized_trees_are_a_caution() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("big");
     std::fs::create_dir_all(pkg.join("data")).unwrap();
-    std::fs::write(pkg.join("plugin.yaml"), "name: big\nversion: 1.0.0\ndescription: d\n").unwrap();
+    std::fs::write(
+        pkg.join("plugin.yaml"),
+        "name: big\nversion: 1.0.0\ndescription: d\n",
+    )
+    .unwrap();
     std::fs::write(pkg.join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
     for i in 0..401 {
         std::fs::write(pkg.join(format!("data/{i}.txt")), "x").unwrap();
@@ -149,7 +209,14 @@ fn oversized_trees_are_a_caution() {
     let p = only_package(&report);
     assert_eq!(exit, 0, "medium findings are warnings");
     assert_eq!(p["security"]["verdict"], "caution");
-    assert!(p["findings"].as_array().unwrap().iter().any(|f| f["message"].as_str().unwrap().contains("403 files")), "{p:#}");
+    assert!(
+        p["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["message"].as_str().unwrap().contains("403 files")),
+        "{p:#}"
+    );
 }
 
 #[test]

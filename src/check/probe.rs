@@ -111,22 +111,39 @@ pub struct ProbeResult {
 impl ProbeResult {
     /// Whether `register(ctx)` ran to its end (possibly raising).
     pub fn completed(&self) -> bool {
-        self.phase == "done" && !self.error.as_deref().is_some_and(|e| e.starts_with("import failed") || e.starts_with("the module has no"))
+        self.phase == "done"
+            && !self.error.as_deref().is_some_and(|e| {
+                e.starts_with("import failed") || e.starts_with("the module has no")
+            })
     }
 
     /// Registrations as (kind, name, override, accepts_kwargs).
     pub fn registrations(&self) -> Vec<(RegKind, String, bool, Option<bool>)> {
         let mut out: Vec<(RegKind, String, bool, Option<bool>)> = Vec::new();
-        out.extend(self.tools.iter().map(|(n, o)| (RegKind::Tool, n.clone(), *o, None)));
-        out.extend(self.hooks.iter().map(|(n, k)| (RegKind::Hook, n.clone(), false, *k)));
-        out.extend(self.middleware.iter().map(|n| (RegKind::Middleware, n.clone(), false, None)));
+        out.extend(
+            self.tools
+                .iter()
+                .map(|(n, o)| (RegKind::Tool, n.clone(), *o, None)),
+        );
+        out.extend(
+            self.hooks
+                .iter()
+                .map(|(n, k)| (RegKind::Hook, n.clone(), false, *k)),
+        );
+        out.extend(
+            self.middleware
+                .iter()
+                .map(|n| (RegKind::Middleware, n.clone(), false, None)),
+        );
         out
     }
 }
 
 /// Runs the probe on the plugin in `dir`.
 pub fn run(dir: &Path, options: &ProbeOptions) -> Result<ProbeResult, ProbeError> {
-    let work = tempfile::Builder::new().prefix("hermes-plugins-probe-").tempdir()?;
+    let work = tempfile::Builder::new()
+        .prefix("hermes-plugins-probe-")
+        .tempdir()?;
     let script = work.path().join("probe.py");
     std::fs::write(&script, PROBE_SCRIPT)?;
     let home = work.path().join("home");
@@ -183,23 +200,49 @@ pub fn run(dir: &Path, options: &ProbeOptions) -> Result<ProbeResult, ProbeError
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
-    let phase = if raw.phase.is_empty() { "setup".to_string() } else { raw.phase.clone() };
+    let phase = if raw.phase.is_empty() {
+        "setup".to_string()
+    } else {
+        raw.phase.clone()
+    };
     let mut error = raw.error.clone();
     if timed_out {
-        error = Some(format!("timed out after {} s during {phase}", options.timeout.as_secs_f64()));
+        error = Some(format!(
+            "timed out after {} s during {phase}",
+            options.timeout.as_secs_f64()
+        ));
     } else if phase != "done" {
-        let code = status.and_then(|s| s.code()).map_or("a signal".to_string(), |c| format!("status {c}"));
-        let tail = stderr_text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        let code = status
+            .and_then(|s| s.code())
+            .map_or("a signal".to_string(), |c| format!("status {c}"));
+        let tail = stderr_text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
         error = Some(format!(
             "the interpreter exited with {code} during {phase}{}",
-            if tail.is_empty() { String::new() } else { format!(": {}", crate::located::truncate_chars(tail, 200)) }
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", crate::located::truncate_chars(tail, 200))
+            }
         ));
     }
     Ok(ProbeResult {
         phase: if timed_out { "timeout".into() } else { phase },
         error,
-        tools: raw.tools.into_iter().map(|t| (t.name, t.r#override)).collect(),
-        hooks: raw.hooks.into_iter().map(|h| (h.name, h.accepts_kwargs)).collect(),
+        tools: raw
+            .tools
+            .into_iter()
+            .map(|t| (t.name, t.r#override))
+            .collect(),
+        hooks: raw
+            .hooks
+            .into_iter()
+            .map(|h| (h.name, h.accepts_kwargs))
+            .collect(),
         middleware: raw.middleware.into_iter().map(|m| m.name).collect(),
         commands: raw.commands,
         cli_commands: raw.cli_commands,

@@ -59,7 +59,11 @@ pub fn native_findings(
             .map(|(kind, name, override_builtin, accepts_kwargs)| Seen {
                 kind,
                 // The probe knows names, not places: point at register().
-                file: regs.entry.as_deref().and_then(|e| e.rsplit_once(':')).map_or("__init__.py".to_string(), |(f, _)| f.to_string()),
+                file: regs
+                    .entry
+                    .as_deref()
+                    .and_then(|e| e.rsplit_once(':'))
+                    .map_or("__init__.py".to_string(), |(f, _)| f.to_string()),
                 pos: regs
                     .entry
                     .as_deref()
@@ -102,22 +106,44 @@ pub fn native_findings(
             );
         } else {
             out.push(
-                Diagnostic::warning(CheckId::DeclaredTools, "__init__.py", Pos::START, format!("registrations were not verified: {reason}"))
-                    .hint("Run validate with --probe to see what register(ctx) registers at runtime."),
+                Diagnostic::warning(
+                    CheckId::DeclaredTools,
+                    "__init__.py",
+                    Pos::START,
+                    format!("registrations were not verified: {reason}"),
+                )
+                .hint("Run validate with --probe to see what register(ctx) registers at runtime."),
             );
         }
     }
     if analyzed {
         for kind in [RegKind::Tool, RegKind::Hook, RegKind::Middleware] {
-            compare(kind, &seen, manifest, manifest_file, analysis, probe_ok.is_some(), out);
+            compare(
+                kind,
+                &seen,
+                manifest,
+                manifest_file,
+                analysis,
+                probe_ok.is_some(),
+                out,
+            );
         }
     }
     if probe_ok.is_none() {
         for u in &regs.undetermined {
             let check = u.kind.map_or(CheckId::DeclaredTools, check_for);
             let what = match u.kind {
-                Some(k) => format!("the name of this {} registration cannot be determined statically: `{}` ({}:{})", k.as_str(), u.expression, u.file, u.pos.line),
-                None => format!("{} ({}:{}); what it registers is not known statically", u.expression, u.file, u.pos.line),
+                Some(k) => format!(
+                    "the name of this {} registration cannot be determined statically: `{}` ({}:{})",
+                    k.as_str(),
+                    u.expression,
+                    u.file,
+                    u.pos.line
+                ),
+                None => format!(
+                    "{} ({}:{}); what it registers is not known statically",
+                    u.expression, u.file, u.pos.line
+                ),
             };
             out.push(
                 Diagnostic::warning(check, &u.file, u.pos, what)
@@ -127,7 +153,11 @@ pub fn native_findings(
         }
     }
     // VAL-11: hooks registered but unknown, and callbacks without **kwargs.
-    let declared_hooks: BTreeSet<&str> = manifest.provides_hooks.iter().map(|h| h.value.as_str()).collect();
+    let declared_hooks: BTreeSet<&str> = manifest
+        .provides_hooks
+        .iter()
+        .map(|h| h.value.as_str())
+        .collect();
     for s in seen.iter().filter(|s| s.kind == RegKind::Hook) {
         if !known::HOOKS.contains(&s.name.as_str()) && !declared_hooks.contains(s.name.as_str()) {
             out.push(unknown_hook(&s.name, &s.file, s.pos));
@@ -135,7 +165,11 @@ pub fn native_findings(
         if let Some(cb) = &s.callback
             && !cb.accepts_kwargs
         {
-            let location = if cb.file.is_empty() { String::new() } else { format!(" (defined at {}:{})", cb.file, cb.pos.line) };
+            let location = if cb.file.is_empty() {
+                String::new()
+            } else {
+                format!(" (defined at {}:{})", cb.file, cb.pos.line)
+            };
             out.push(
                 Diagnostic::warning(
                     CheckId::HookNames,
@@ -149,8 +183,14 @@ pub fn native_findings(
         }
     }
     // VAL-12: built-in tool names.
-    let has_override_capability = manifest.capabilities.iter().any(|c| c.value == "tools.override");
-    for s in seen.iter().filter(|s| s.kind == RegKind::Tool && known::BUILTIN_TOOLS.contains(&s.name.as_str())) {
+    let has_override_capability = manifest
+        .capabilities
+        .iter()
+        .any(|c| c.value == "tools.override");
+    for s in seen
+        .iter()
+        .filter(|s| s.kind == RegKind::Tool && known::BUILTIN_TOOLS.contains(&s.name.as_str()))
+    {
         if !s.override_builtin {
             out.push(
                 Diagnostic::error(
@@ -213,7 +253,13 @@ pub fn shared_findings(analysis: &StaticAnalysis, out: &mut Vec<Diagnostic>) {
             Level::Critical | Level::High => Severity::Error,
             Level::Medium => Severity::Warning,
         };
-        let mut d = Diagnostic::new(CheckId::SecurityScan, severity, &f.file, f.pos, format!("[{}] {}: {}", f.level.as_str(), f.rule, f.message));
+        let mut d = Diagnostic::new(
+            CheckId::SecurityScan,
+            severity,
+            &f.file,
+            f.pos,
+            format!("[{}] {}: {}", f.level.as_str(), f.rule, f.message),
+        );
         if !f.snippet.is_empty() {
             d = d.value(&f.snippet);
         }
@@ -233,7 +279,15 @@ pub fn shared_findings(analysis: &StaticAnalysis, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn compare(kind: RegKind, seen: &[Seen], m: &Manifest, manifest_file: &str, analysis: &StaticAnalysis, from_probe: bool, out: &mut Vec<Diagnostic>) {
+fn compare(
+    kind: RegKind,
+    seen: &[Seen],
+    m: &Manifest,
+    manifest_file: &str,
+    analysis: &StaticAnalysis,
+    from_probe: bool,
+    out: &mut Vec<Diagnostic>,
+) {
     let check = check_for(kind);
     let field = manifest_field(kind);
     let declared = match kind {
@@ -245,21 +299,44 @@ fn compare(kind: RegKind, seen: &[Seen], m: &Manifest, manifest_file: &str, anal
     let mut reported = BTreeSet::new();
     for s in seen.iter().filter(|s| s.kind == kind) {
         if !declared_names.contains(s.name.as_str()) && reported.insert(s.name.clone()) {
-            let source = if from_probe { " by register(ctx) under --probe" } else { "" };
+            let source = if from_probe {
+                " by register(ctx) under --probe"
+            } else {
+                ""
+            };
             out.push(
                 Diagnostic::error(
                     check,
                     &s.file,
                     s.pos,
-                    format!("{} `{}` is registered{} ({}:{}) but not declared in {field}", kind.as_str(), s.name, source, s.file, s.pos.line),
+                    format!(
+                        "{} `{}` is registered{} ({}:{}) but not declared in {field}",
+                        kind.as_str(),
+                        s.name,
+                        source,
+                        s.file,
+                        s.pos.line
+                    ),
                 )
                 .value(&s.name)
                 .hint(format!("Add `{}` to {field} in {manifest_file}.", s.name)),
             );
         }
     }
-    let registered: BTreeSet<&str> = seen.iter().filter(|s| s.kind == kind).map(|s| s.name.as_str()).collect();
-    let undetermined = (!from_probe).then(|| analysis.registrations.undetermined.iter().find(|u| u.kind.is_none_or(|k| k == kind))).flatten();
+    let registered: BTreeSet<&str> = seen
+        .iter()
+        .filter(|s| s.kind == kind)
+        .map(|s| s.name.as_str())
+        .collect();
+    let undetermined = (!from_probe)
+        .then(|| {
+            analysis
+                .registrations
+                .undetermined
+                .iter()
+                .find(|u| u.kind.is_none_or(|k| k == kind))
+        })
+        .flatten();
     for d in declared {
         if registered.contains(d.value.as_str()) {
             continue;
@@ -269,15 +346,27 @@ fn compare(kind: RegKind, seen: &[Seen], m: &Manifest, manifest_file: &str, anal
                 check,
                 manifest_file,
                 d.pos,
-                format!("declared {} `{}` was not found statically; it may be the registration at {}:{} whose name is not known", kind.as_str(), d.value, u.file, u.pos.line),
+                format!(
+                    "declared {} `{}` was not found statically; it may be the registration at {}:{} whose name is not known",
+                    kind.as_str(),
+                    d.value,
+                    u.file,
+                    u.pos.line
+                ),
             ),
             None => Diagnostic::warning(
                 check,
                 manifest_file,
                 d.pos,
-                format!("{} `{}` is declared in {field} but register(ctx) never registers it", kind.as_str(), d.value),
+                format!(
+                    "{} `{}` is declared in {field} but register(ctx) never registers it",
+                    kind.as_str(),
+                    d.value
+                ),
             )
-            .hint(format!("Remove it from {field}, or register it in register(ctx).")),
+            .hint(format!(
+                "Remove it from {field}, or register it in register(ctx)."
+            )),
         };
         out.push(diag.value(&d.value));
     }
@@ -315,9 +404,17 @@ fn hook_names_in_manifest(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn probe_findings(p: &ProbeResult, analysis: &StaticAnalysis, manifest_file: &str, out: &mut Vec<Diagnostic>) {
+fn probe_findings(
+    p: &ProbeResult,
+    analysis: &StaticAnalysis,
+    manifest_file: &str,
+    out: &mut Vec<Diagnostic>,
+) {
     if !p.completed() || p.error.is_some() {
-        let reason = p.error.clone().unwrap_or_else(|| "the probe did not complete".into());
+        let reason = p
+            .error
+            .clone()
+            .unwrap_or_else(|| "the probe did not complete".into());
         out.push(
             Diagnostic::warning(CheckId::DeclaredTools, manifest_file, Pos::START, format!("--probe could not run register(ctx): {reason}"))
                 .hint("Install the plugin's dependencies (and Hermes, for plugins importing its modules) into the probe interpreter: --probe=/path/to/python."),
@@ -347,7 +444,11 @@ fn probe_findings(p: &ProbeResult, analysis: &StaticAnalysis, manifest_file: &st
         }
     }
     for r in &analysis.registrations.found {
-        if !p.registrations().iter().any(|(k, n, ..)| *k == r.kind && *n == r.name) {
+        if !p
+            .registrations()
+            .iter()
+            .any(|(k, n, ..)| *k == r.kind && *n == r.name)
+        {
             out.push(
                 Diagnostic::info(check_for(r.kind), &r.file, r.pos, format!("static analysis and --probe disagree: {} `{}` found statically ({}:{}) was not registered at runtime (a branch not taken?)", r.kind.as_str(), r.name, r.file, r.pos.line))
                     .value(&r.name),

@@ -15,8 +15,9 @@ use crate::diag::{CheckId, Diagnostic, Severity};
 use crate::hermes_core::CoreLock;
 use crate::package::{self, Content, LoadedPackage, Mode};
 use crate::report::{
-    self, CallbackReport, Counts, Finding, PackageReport, ProbeReport, RegistrationEntry, RegistrationsReport, Report, Rule, SecurityReport,
-    ServerReport, SkillReport, Summary, Tool, UndeterminedEntry,
+    self, CallbackReport, Counts, Finding, PackageReport, ProbeReport, RegistrationEntry,
+    RegistrationsReport, Report, Rule, SecurityReport, ServerReport, SkillReport, Summary, Tool,
+    UndeterminedEntry,
 };
 
 use super::{CliError, GlobalArgs, Status};
@@ -56,7 +57,12 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "PYTHON", num_args = 0..=1, require_equals = true, default_missing_value = "python3")]
     pub probe: Option<String>,
     /// Seconds one plugin may take under --probe
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0, requires = "probe")]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30.0,
+        requires = "probe"
+    )]
     pub probe_timeout: f64,
 }
 
@@ -133,7 +139,9 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
         packages.extend(tree.packages);
     }
     if !(args.probe_timeout > 0.0 && args.probe_timeout.is_finite()) {
-        return Err(CliError::usage("--probe-timeout must be a positive number of seconds"));
+        return Err(CliError::usage(
+            "--probe-timeout must be a positive number of seconds",
+        ));
     }
     let probe = args.probe.as_ref().map(|python| ProbeOptions {
         python: python.clone(),
@@ -144,8 +152,8 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
         probe: probe.as_ref(),
     };
     let mut reports: Vec<PackageReport> = Vec::with_capacity(packages.len());
-    for p in &packages {
-        let outcome = check::run(p, &cx).map_err(|e| CliError::environment(e.to_string()))?;
+    for (p, outcome) in packages.iter().zip(check::run_all(&packages, &cx)) {
+        let outcome = outcome.map_err(|e| CliError::environment(e.to_string()))?;
         reports.push(package_report(p, outcome, args.strict));
     }
     let summary = Summary::of(&reports);

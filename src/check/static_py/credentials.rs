@@ -11,7 +11,7 @@ use tree_sitter::Node;
 
 use super::eval::{Evaluator, Val};
 use super::scope::ModId;
-use super::source::PyModule;
+use super::source::{Index, PyModule};
 
 /// One direct credential access.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,50 +41,70 @@ const OTHER_TOOLS: &[&str] = &[
     ".config/gcloud/credentials.db",
 ];
 
-const HOME_MARKERS: &[&str] = &["hermes_home", "get_hermes_home", "HERMES_HOME", ".hermes", ".codex", "codex_home", "CODEX_HOME"];
+const HOME_MARKERS: &[&str] = &[
+    "hermes_home",
+    "get_hermes_home",
+    "HERMES_HOME",
+    ".hermes",
+    ".codex",
+    "codex_home",
+    "CODEX_HOME",
+];
 
-/// Finds direct credential access in every module.
-pub fn find(ev: &Evaluator<'_, '_>) -> Vec<CredentialAccess> {
+/// Finds direct credential access in every module (`indexes` are the modules' [`Index`]es).
+pub fn find<'t>(ev: &Evaluator<'_, 't>, indexes: &[Index<'t>]) -> Vec<CredentialAccess> {
     let mut out = Vec::new();
-    for (m, module) in ev.set.modules.iter().enumerate() {
-        scan(ev, m, module, &mut out);
+    for (m, index) in indexes.iter().enumerate() {
+        scan(ev, m, &ev.set.modules[m], index, &mut out);
     }
     out
 }
 
-fn scan<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &'t PyModule, out: &mut Vec<CredentialAccess>) {
-    let mut stack = vec![module.tree.root_node()];
-    while let Some(node) = stack.pop() {
-        match node.kind() {
-            "import_statement" | "import_from_statement" => {
-                let text = module.text_of(node);
-                let uses_dotenv = text.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "dotenv");
-                if uses_dotenv {
-                    push(out, module, node, "python-dotenv (.env loader)");
-                }
-                continue;
-            }
-            "string" => {
-                if !module.is_prose(node)
-                    && let Some(what) = classify(ev, m, module, node)
-                {
-                    push(out, module, node, &what);
-                }
-                continue;
-            }
-            _ => {}
+fn scan<'t>(
+    ev: &Evaluator<'_, 't>,
+    m: ModId,
+    module: &'t PyModule,
+    index: &Index<'t>,
+    out: &mut Vec<CredentialAccess>,
+) {
+    for node in &index.imports {
+        let text = module.text_of(*node);
+        if text
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .any(|w| w == "dotenv")
+        {
+            push(out, module, *node, "python-dotenv (.env loader)");
         }
-        let mut c = node.walk();
-        stack.extend(node.named_children(&mut c));
     }
+    for (node, is_prose) in &index.strings {
+        if *is_prose {
+            continue;
+        }
+        let raw = module.text_of(*node);
+        let interesting = raw.contains("env")
+            || raw.contains("auth")
+            || OTHER_TOOLS.iter().any(|p| raw.contains(&p[1..]));
+        if interesting && let Some(what) = classify(ev, m, module, *node) {
+            push(out, module, *node, &what);
+        }
+    }
+    out.sort_by(|a, b| (a.file.as_str(), a.pos).cmp(&(b.file.as_str(), b.pos)));
 }
 
 fn push(out: &mut Vec<CredentialAccess>, module: &PyModule, node: Node<'_>, what: &str) {
     let pos = module.pos(node);
-    if out.iter().any(|o| o.file == module.rel && o.pos.line == pos.line && o.what == what) {
+    if out
+        .iter()
+        .any(|o| o.file == module.rel && o.pos.line == pos.line && o.what == what)
+    {
         return;
     }
-    let snippet = module.text.lines().nth(pos.line as usize - 1).unwrap_or("").trim();
+    let snippet = module
+        .text
+        .lines()
+        .nth(pos.line as usize - 1)
+        .unwrap_or("")
+        .trim();
     out.push(CredentialAccess {
         what: what.to_string(),
         file: module.rel.clone(),
@@ -112,10 +132,20 @@ fn literal_text<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, node: N
     }
 }
 
-fn classify<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, node: Node<'t>) -> Option<String> {
+fn classify<'t>(
+    ev: &Evaluator<'_, 't>,
+    m: ModId,
+    module: &PyModule,
+    node: Node<'t>,
+) -> Option<String> {
     let text = literal_text(ev, m, module, node);
     let last = text.rsplit(['/', '\\', '\u{0}']).next().unwrap_or(&text);
-    if last == ".env" && (text == ".env" || text.ends_with("/.env") || text.ends_with("\\.env") || text.ends_with("\u{0}/.env")) {
+    if last == ".env"
+        && (text == ".env"
+            || text.ends_with("/.env")
+            || text.ends_with("\\.env")
+            || text.ends_with("\u{0}/.env"))
+    {
         return Some(".env".into());
     }
     if text.contains("auth.openai.com/oauth/token") {
@@ -129,11 +159,22 @@ fn classify<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, node: Node<
     if last == "auth.json" {
         // Only Hermes' or Codex's own auth.json, i.e. directly inside their home directory.
         let direct = text.contains(".hermes/auth.json") || text.contains(".codex/auth.json");
-        if let Some(parent_text) = direct.then(String::new).or_else(|| parent_component(ev, m, module, node, &text)) {
-            let codex = parent_text.to_ascii_lowercase().contains("codex") || text.contains(".codex");
-            let hermes = direct || HOME_MARKERS.iter().any(|marker| parent_text.contains(marker));
+        if let Some(parent_text) = direct
+            .then(String::new)
+            .or_else(|| parent_component(ev, m, module, node, &text))
+        {
+            let codex =
+                parent_text.to_ascii_lowercase().contains("codex") || text.contains(".codex");
+            let hermes = direct
+                || HOME_MARKERS
+                    .iter()
+                    .any(|marker| parent_text.contains(marker));
             if hermes || codex {
-                return Some(if codex { "~/.codex/auth.json".into() } else { "Hermes auth.json".into() });
+                return Some(if codex {
+                    "~/.codex/auth.json".into()
+                } else {
+                    "Hermes auth.json".into()
+                });
             }
         }
     }
@@ -142,14 +183,27 @@ fn classify<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, node: Node<
 
 /// The path component `auth.json` is joined to: the left operand of `/`, the previous
 /// argument of `os.path.join(...)`, or the interpolation before it in an f-string.
-fn parent_component<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, node: Node<'t>, text: &str) -> Option<String> {
+fn parent_component<'t>(
+    ev: &Evaluator<'_, 't>,
+    m: ModId,
+    module: &PyModule,
+    node: Node<'t>,
+    text: &str,
+) -> Option<String> {
     if let Some(before) = text.strip_suffix("auth.json") {
         let before = before.trim_end_matches(['/', '\\']);
         if !before.is_empty() {
             // An f-string: the last static or interpolated part before `/auth.json`.
             let mut c = node.walk();
-            let parts: Vec<Node<'t>> = node.named_children(&mut c).filter(|p| matches!(p.kind(), "interpolation" | "string_content")).collect();
-            let previous = parts.iter().rev().nth(1).map(|p| module.text_of(*p).to_string());
+            let parts: Vec<Node<'t>> = node
+                .named_children(&mut c)
+                .filter(|p| matches!(p.kind(), "interpolation" | "string_content"))
+                .collect();
+            let previous = parts
+                .iter()
+                .rev()
+                .nth(1)
+                .map(|p| module.text_of(*p).to_string());
             return previous.or_else(|| Some(before.to_string()));
         }
     }
@@ -157,7 +211,11 @@ fn parent_component<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, nod
     let previous = match parent.kind() {
         "binary_operator" if parent.child_by_field_name("right") == Some(node) => {
             let left = parent.child_by_field_name("left")?;
-            if left.kind() == "binary_operator" { left.child_by_field_name("right")? } else { left }
+            if left.kind() == "binary_operator" {
+                left.child_by_field_name("right")?
+            } else {
+                left
+            }
         }
         "argument_list" => node.prev_named_sibling()?,
         _ => return None,
@@ -167,4 +225,3 @@ fn parent_component<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, nod
         _ => module.text_of(previous).to_string(),
     })
 }
-

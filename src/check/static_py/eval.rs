@@ -200,7 +200,11 @@ impl<'s, 't> Evaluator<'s, 't> {
                 }
                 Val::Str(out)
             }
-            "integer" => module.text_of(node).replace('_', "").parse().map_or(Val::Num, Val::Int),
+            "integer" => module
+                .text_of(node)
+                .replace('_', "")
+                .parse()
+                .map_or(Val::Num, Val::Int),
             "float" => Val::Num,
             "true" => Val::Bool(true),
             "false" => Val::Bool(false),
@@ -214,7 +218,10 @@ impl<'s, 't> Evaluator<'s, 't> {
                 self.lookup_depth(m, name, depth + 1)
             }
             "attribute" => {
-                let (Some(obj), Some(attr)) = (node.child_by_field_name("object"), node.child_by_field_name("attribute")) else {
+                let (Some(obj), Some(attr)) = (
+                    node.child_by_field_name("object"),
+                    node.child_by_field_name("attribute"),
+                ) else {
                     return Val::Unknown;
                 };
                 let attr = module.text_of(attr);
@@ -225,7 +232,10 @@ impl<'s, 't> Evaluator<'s, 't> {
                 }
             }
             "subscript" => {
-                let (Some(value), Some(index)) = (node.child_by_field_name("value"), node.child_by_field_name("subscript")) else {
+                let (Some(value), Some(index)) = (
+                    node.child_by_field_name("value"),
+                    node.child_by_field_name("subscript"),
+                ) else {
                     return Val::Unknown;
                 };
                 index_into(ev(value), &ev(index))
@@ -298,18 +308,24 @@ impl<'s, 't> Evaluator<'s, 't> {
 
     fn call(&self, m: ModId, node: Node<'t>, env: Option<&Env<'t>>, depth: usize) -> Val<'t> {
         let module = &self.set.modules[m];
-        let (Some(func), Some(args)) = (node.child_by_field_name("function"), node.child_by_field_name("arguments")) else {
+        let (Some(func), Some(args)) = (
+            node.child_by_field_name("function"),
+            node.child_by_field_name("arguments"),
+        ) else {
             return Val::Unknown;
         };
         let ev = |n: Node<'t>| self.eval_depth(m, n, env, depth + 1);
         let positional: Vec<Node<'t>> = {
             let mut c = args.walk();
-            args.named_children(&mut c).filter(|a| !matches!(a.kind(), "keyword_argument" | "comment")).collect()
+            args.named_children(&mut c)
+                .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
+                .collect()
         };
         match func.kind() {
             "identifier" => {
                 let name = module.text_of(func);
-                let shadowed = env.is_some_and(|e| e.contains_key(name)) || self.scopes.modules[m].names.contains_key(name);
+                let shadowed = env.is_some_and(|e| e.contains_key(name))
+                    || self.scopes.modules[m].names.contains_key(name);
                 if shadowed {
                     return Val::Unknown;
                 }
@@ -317,8 +333,13 @@ impl<'s, 't> Evaluator<'s, 't> {
                     "dict" if positional.is_empty() => {
                         let mut pairs = Vec::new();
                         let mut c = args.walk();
-                        for kw in args.named_children(&mut c).filter(|a| a.kind() == "keyword_argument") {
-                            let k = kw.child_by_field_name("name").map(|n| module.text_of(n).to_string());
+                        for kw in args
+                            .named_children(&mut c)
+                            .filter(|a| a.kind() == "keyword_argument")
+                        {
+                            let k = kw
+                                .child_by_field_name("name")
+                                .map(|n| module.text_of(n).to_string());
                             let v = kw.child_by_field_name("value").map_or(Val::Unknown, ev);
                             if let Some(k) = k {
                                 insert_pair(&mut pairs, Val::Str(k), v);
@@ -326,11 +347,15 @@ impl<'s, 't> Evaluator<'s, 't> {
                         }
                         Val::Dict(pairs)
                     }
-                    "list" | "tuple" | "sorted" | "set" | "frozenset" if positional.len() == 1 => match ev(positional[0]) {
-                        Val::Seq(items) => Val::Seq(items),
-                        Val::Dict(pairs) => Val::Seq(pairs.into_iter().map(|(k, _)| k).collect()),
-                        _ => Val::Unknown,
-                    },
+                    "list" | "tuple" | "sorted" | "set" | "frozenset" if positional.len() == 1 => {
+                        match ev(positional[0]) {
+                            Val::Seq(items) => Val::Seq(items),
+                            Val::Dict(pairs) => {
+                                Val::Seq(pairs.into_iter().map(|(k, _)| k).collect())
+                            }
+                            _ => Val::Unknown,
+                        }
+                    }
                     "str" if positional.len() == 1 => match ev(positional[0]) {
                         Val::Str(s) => Val::Str(s),
                         Val::Int(i) => Val::Str(i.to_string()),
@@ -350,14 +375,26 @@ impl<'s, 't> Evaluator<'s, 't> {
                 }
             }
             "attribute" => {
-                let (Some(obj), Some(method)) = (func.child_by_field_name("object"), func.child_by_field_name("attribute")) else {
+                let (Some(obj), Some(method)) = (
+                    func.child_by_field_name("object"),
+                    func.child_by_field_name("attribute"),
+                ) else {
                     return Val::Unknown;
                 };
                 let method = module.text_of(method);
                 match (ev(obj), method) {
-                    (Val::Dict(pairs), "items") => Val::Seq(pairs.into_iter().map(|(k, v)| Val::Seq(vec![k, v])).collect()),
-                    (Val::Dict(pairs), "keys") => Val::Seq(pairs.into_iter().map(|(k, _)| k).collect()),
-                    (Val::Dict(pairs), "values") => Val::Seq(pairs.into_iter().map(|(_, v)| v).collect()),
+                    (Val::Dict(pairs), "items") => Val::Seq(
+                        pairs
+                            .into_iter()
+                            .map(|(k, v)| Val::Seq(vec![k, v]))
+                            .collect(),
+                    ),
+                    (Val::Dict(pairs), "keys") => {
+                        Val::Seq(pairs.into_iter().map(|(k, _)| k).collect())
+                    }
+                    (Val::Dict(pairs), "values") => {
+                        Val::Seq(pairs.into_iter().map(|(_, v)| v).collect())
+                    }
                     (Val::Dict(pairs), "get") if !positional.is_empty() => {
                         let key = ev(positional[0]);
                         pairs
@@ -368,13 +405,21 @@ impl<'s, 't> Evaluator<'s, 't> {
                     }
                     (Val::Str(s), "lower") => Val::Str(s.to_lowercase()),
                     (Val::Str(s), "upper") => Val::Str(s.to_uppercase()),
-                    (Val::Str(s), "strip") if positional.is_empty() => Val::Str(s.trim().to_string()),
+                    (Val::Str(s), "strip") if positional.is_empty() => {
+                        Val::Str(s.trim().to_string())
+                    }
                     (Val::Str(s), "format") => {
                         let mut values: Vec<Val<'t>> = positional.iter().map(|p| ev(*p)).collect();
                         let mut named = Vec::new();
                         let mut c = args.walk();
-                        for kw in args.named_children(&mut c).filter(|a| a.kind() == "keyword_argument") {
-                            if let (Some(k), Some(v)) = (kw.child_by_field_name("name"), kw.child_by_field_name("value")) {
+                        for kw in args
+                            .named_children(&mut c)
+                            .filter(|a| a.kind() == "keyword_argument")
+                        {
+                            if let (Some(k), Some(v)) = (
+                                kw.child_by_field_name("name"),
+                                kw.child_by_field_name("value"),
+                            ) {
                                 named.push((module.text_of(k).to_string(), ev(v)));
                             }
                         }
@@ -418,10 +463,15 @@ impl<'s, 't> Evaluator<'s, 't> {
                     }
                 }
                 "interpolation" => {
-                    if child.child_by_field_name("format_specifier").is_some() || child.child_by_field_name("type_conversion").is_some() {
+                    if child.child_by_field_name("format_specifier").is_some()
+                        || child.child_by_field_name("type_conversion").is_some()
+                    {
                         return Val::Unknown;
                     }
-                    match child.child_by_field_name("expression").map(|e| self.eval_depth(m, e, env, depth + 1)) {
+                    match child
+                        .child_by_field_name("expression")
+                        .map(|e| self.eval_depth(m, e, env, depth + 1))
+                    {
                         Some(Val::Str(s)) => out.push_str(&s),
                         Some(Val::Int(i)) => out.push_str(&i.to_string()),
                         _ => return Val::Unknown,
@@ -445,11 +495,17 @@ fn insert_pair<'t>(pairs: &mut Vec<(Val<'t>, Val<'t>)>, k: Val<'t>, v: Val<'t>) 
 /// `value[index]` for known lists and dicts.
 pub fn index_into<'t>(value: Val<'t>, index: &Val<'t>) -> Val<'t> {
     match (value, index) {
-        (Val::Dict(pairs), key) => pairs.into_iter().find(|(k, _)| k.key_eq(key)).map_or(Val::Unknown, |(_, v)| v),
+        (Val::Dict(pairs), key) => pairs
+            .into_iter()
+            .find(|(k, _)| k.key_eq(key))
+            .map_or(Val::Unknown, |(_, v)| v),
         (Val::Seq(items), Val::Int(i)) => {
             let len = items.len() as i64;
             let at = if *i < 0 { len + i } else { *i };
-            usize::try_from(at).ok().and_then(|a| items.into_iter().nth(a)).unwrap_or(Val::Unknown)
+            usize::try_from(at)
+                .ok()
+                .and_then(|a| items.into_iter().nth(a))
+                .unwrap_or(Val::Unknown)
         }
         _ => Val::Unknown,
     }
@@ -560,7 +616,10 @@ fn brace_format<'t>(fmt: &str, values: &mut [Val<'t>], named: &[(String, Val<'t>
                 } else if let Ok(i) = field.parse::<usize>() {
                     values.get(i).cloned()
                 } else {
-                    named.iter().find(|(k, _)| *k == field).map(|(_, v)| v.clone())
+                    named
+                        .iter()
+                        .find(|(k, _)| *k == field)
+                        .map(|(_, v)| v.clone())
                 };
                 match value.as_ref().and_then(scalar_text) {
                     Some(s) => out.push_str(&s),

@@ -60,13 +60,29 @@ pub struct StaticAnalysis {
 /// Analyses the package at `root`.
 pub fn analyze(root: &PackageRoot) -> StaticAnalysis {
     let mut notes = Vec::new();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |phase: &str| {
+        tracing::trace!(
+            "static analysis of {}: {phase} took {:?}",
+            root.path().display(),
+            clock.elapsed()
+        );
+        clock = std::time::Instant::now();
+    };
     let set = source::SourceSet::load(root, &mut notes);
+    lap("parsing");
+    let indexes: Vec<source::Index<'_>> = set.modules.iter().map(source::PyModule::index).collect();
+    lap("indexing");
     let scopes = scope::Scopes::build(&set);
     let ev = eval::Evaluator::new(&set, &scopes, FUEL);
     let registrations = registrations::find(&ev);
-    let overrides = overrides::find(&ev);
-    let credentials = credentials::find(&ev);
-    let security = security::scan(root, &ev);
+    lap("registrations");
+    let overrides = overrides::find(&ev, &indexes);
+    lap("core overrides");
+    let credentials = credentials::find(&ev, &indexes);
+    lap("credential access");
+    let security = security::scan(root, &ev, &indexes);
+    lap("security scan");
     let verdict = Verdict::of(&security);
     StaticAnalysis {
         modules: set.modules.len(),

@@ -17,7 +17,7 @@ use crate::known;
 
 use super::eval::{Evaluator, Val};
 use super::scope::{Binding, Imported, ModId};
-use super::source::PyModule;
+use super::source::{Index, PyModule};
 
 /// One core override.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +33,19 @@ pub struct Override {
 }
 
 const MUTATORS: &[&str] = &[
-    "update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove", "__setitem__", "__delitem__", "add", "discard",
+    "update",
+    "setdefault",
+    "pop",
+    "popitem",
+    "clear",
+    "append",
+    "extend",
+    "insert",
+    "remove",
+    "__setitem__",
+    "__delitem__",
+    "add",
+    "discard",
 ];
 
 fn is_core(path: &str) -> bool {
@@ -49,38 +61,51 @@ enum AttrSpec {
     Unknown,
 }
 
-struct Frame {
-    /// Local names; `Some(path)` when bound by an import of an external module.
-    locals: HashMap<String, Option<String>>,
-    parent: Option<usize>,
-}
+type Locals = HashMap<String, Option<String>>;
 
 struct Scan<'e, 's, 't> {
     ev: &'e Evaluator<'s, 't>,
     m: ModId,
     module: &'t PyModule,
-    frames: Vec<Frame>,
+    index: &'e Index<'t>,
+    /// Local names per scope of `index`, computed on first need; `Some(path)` when bound by an import.
+    locals: Vec<std::cell::OnceCell<Locals>>,
     out: Vec<Override>,
     summaries: HashMap<usize, Vec<(usize, String, AttrSpec)>>,
 }
 
-/// Finds every core override in every module.
-pub fn find(ev: &Evaluator<'_, '_>) -> Vec<Override> {
+/// Finds every core override in every module (`indexes` are the modules' [`Index`]es).
+pub fn find<'t>(ev: &Evaluator<'_, 't>, indexes: &[Index<'t>]) -> Vec<Override> {
     let mut out = Vec::new();
-    for m in 0..ev.set.modules.len() {
+    for (m, index) in indexes.iter().enumerate() {
         let module = &ev.set.modules[m];
         let mut scan = Scan {
             ev,
             m,
             module,
-            frames: vec![Frame {
-                locals: HashMap::new(),
-                parent: None,
-            }],
+            index,
+            locals: (0..index.scopes.len())
+                .map(|_| std::cell::OnceCell::new())
+                .collect(),
             out: Vec::new(),
             summaries: HashMap::new(),
         };
-        scan.walk(module.tree.root_node());
+        for (node, scope) in &index.assignments {
+            if let Some(left) = node.child_by_field_name("left") {
+                scan.check_targets(left, *scope, "assignment");
+            }
+        }
+        for (node, scope) in &index.deletes {
+            let mut c = node.walk();
+            let targets: Vec<Node<'t>> = node.named_children(&mut c).collect();
+            for t in targets {
+                scan.check_targets(t, *scope, "del");
+            }
+        }
+        for (node, scope) in &index.calls {
+            scan.check_call(*node, *scope);
+        }
+        scan.out.sort_by_key(|o| o.pos);
         out.extend(scan.out);
     }
     out
@@ -93,24 +118,37 @@ impl<'t> Scan<'_, '_, 't> {
 
     /// The external dotted path a name refers to at this point, if it was imported.
     fn resolve_name(&self, frame: usize, name: &str) -> Option<String> {
-        let mut f = Some(frame);
-        while let Some(i) = f {
-            if i == 0 {
-                break;
-            }
-            if let Some(binding) = self.frames[i].locals.get(name) {
-                return binding.clone();
-            }
-            f = self.frames[i].parent;
-        }
         let scope = &self.ev.scopes.modules[self.m];
-        match scope.names.get(name) {
+        let module_level = match scope.names.get(name) {
             Some(Binding::Import(i)) => match &scope.imports[*i] {
                 Imported::External(path) => Some(path.clone()),
                 _ => None,
             },
             _ => None,
+        };
+        let mut f = Some(frame);
+        while let Some(i) = f {
+            if i == 0 {
+                break;
+            }
+            // Locals only matter if they could shadow an import or bind one themselves.
+            if (module_level.is_some() || self.index.scopes[i].has_imports)
+                && let Some(binding) = self.locals(i).get(name)
+            {
+                return binding.clone();
+            }
+            f = self.index.scopes[i].parent;
         }
+        module_level
+    }
+
+    fn locals(&self, scope: usize) -> &Locals {
+        self.locals[scope].get_or_init(|| {
+            self.index.scopes[scope]
+                .def
+                .map(|d| self.collect_locals(d))
+                .unwrap_or_default()
+        })
     }
 
     /// The dotted path of an attribute/subscript chain rooted at an imported name.
@@ -125,7 +163,11 @@ impl<'t> Scan<'_, '_, 't> {
             "subscript" => {
                 let value = node.child_by_field_name("value")?;
                 let index = node.child_by_field_name("subscript")?;
-                Some(format!("{}[{}]", self.path(frame, value)?, self.text(index)))
+                Some(format!(
+                    "{}[{}]",
+                    self.path(frame, value)?,
+                    self.text(index)
+                ))
             }
             "parenthesized_expression" => self.path(frame, node.named_child(0)?),
             _ => None,
@@ -144,39 +186,9 @@ impl<'t> Scan<'_, '_, 't> {
         }
     }
 
-    /// Walks the module, tracking function scopes (iteratively: no recursion on deep code).
-    fn walk(&mut self, root: Node<'t>) {
-        let mut stack: Vec<(Node<'t>, usize)> = vec![(root, 0)];
-        while let Some((node, frame)) = stack.pop() {
-            let mut child_frame = frame;
-            match node.kind() {
-                "function_definition" | "lambda" => {
-                    child_frame = self.enter_function(node, frame);
-                }
-                "assignment" | "augmented_assignment" => {
-                    if let Some(left) = node.child_by_field_name("left") {
-                        self.check_targets(left, frame, "assignment");
-                    }
-                }
-                "delete_statement" => {
-                    let mut c = node.walk();
-                    let targets: Vec<Node<'t>> = node.named_children(&mut c).collect();
-                    for t in targets {
-                        self.check_targets(t, frame, "del");
-                    }
-                }
-                "call" => self.check_call(node, frame),
-                _ => {}
-            }
-            let mut c = node.walk();
-            let children: Vec<Node<'t>> = node.named_children(&mut c).collect();
-            for child in children.into_iter().rev() {
-                stack.push((child, child_frame));
-            }
-        }
-    }
-
-    fn enter_function(&mut self, def: Node<'t>, parent: usize) -> usize {
+    /// The local names of a function: parameters, assigned names, nested definitions and
+    /// function-level imports, minus `global`/`nonlocal` names.
+    fn collect_locals(&self, def: Node<'t>) -> HashMap<String, Option<String>> {
         let mut locals: HashMap<String, Option<String>> = HashMap::new();
         if let Some(params) = def.child_by_field_name("parameters") {
             let mut stack = vec![params];
@@ -200,51 +212,52 @@ impl<'t> Scan<'_, '_, 't> {
         }
         let mut globals = Vec::new();
         if let Some(body) = def.child_by_field_name("body") {
-            let mut stack = vec![body];
-            while let Some(n) = stack.pop() {
-                match n.kind() {
-                    "function_definition" | "class_definition" => {
-                        if let Some(name) = n.child_by_field_name("name") {
-                            locals.insert(self.text(name).to_string(), None);
-                        }
-                        continue;
+            super::source::preorder(body, |n, depth| match n.kind() {
+                "function_definition" | "class_definition" if depth > 0 => {
+                    if let Some(name) = n.child_by_field_name("name") {
+                        locals.insert(self.text(name).to_string(), None);
                     }
-                    "lambda" => continue,
-                    "global_statement" | "nonlocal_statement" => {
-                        let mut c = n.walk();
-                        globals.extend(n.named_children(&mut c).map(|i| self.text(i).to_string()));
-                        continue;
-                    }
-                    "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
-                        if let Some(left) = n.child_by_field_name("left") {
-                            collect_identifiers(self.module, left, &mut locals);
-                        }
-                    }
-                    "as_pattern_target" => collect_identifiers(self.module, n, &mut locals),
-                    "import_statement" | "import_from_statement" => {
-                        for (name, target) in super::scope::resolve_import(self.ev.set, self.m, n) {
-                            let path = match target {
-                                Imported::External(p) => Some(p),
-                                _ => None,
-                            };
-                            locals.insert(name, path);
-                        }
-                        continue;
-                    }
-                    _ => {}
+                    false
                 }
-                let mut c = n.walk();
-                stack.extend(n.named_children(&mut c));
-            }
+                "global_statement" | "nonlocal_statement" => {
+                    let mut c = n.walk();
+                    globals.extend(n.named_children(&mut c).map(|i| self.text(i).to_string()));
+                    false
+                }
+                "assignment" | "augmented_assignment" | "for_statement" => {
+                    if let Some(left) = n.child_by_field_name("left") {
+                        collect_identifiers(self.module, left, &mut locals);
+                    }
+                    n.kind() == "for_statement"
+                }
+                "as_pattern_target" => {
+                    collect_identifiers(self.module, n, &mut locals);
+                    false
+                }
+                "import_statement" | "import_from_statement" => {
+                    for (name, target) in super::scope::resolve_import(self.ev.set, self.m, n) {
+                        let path = match target {
+                            Imported::External(p) => Some(p),
+                            _ => None,
+                        };
+                        locals.insert(name, path);
+                    }
+                    false
+                }
+                // Only statements bind names; expressions (calls, strings, …) are not entered.
+                kind => {
+                    kind == "block"
+                        || kind == "expression_statement"
+                        || kind.ends_with("_statement")
+                        || kind.ends_with("_clause")
+                        || matches!(kind, "decorated_definition" | "with_item" | "as_pattern")
+                }
+            });
         }
         for g in globals {
             locals.remove(&g);
         }
-        self.frames.push(Frame {
-            locals,
-            parent: Some(parent),
-        });
-        self.frames.len() - 1
+        locals
     }
 
     fn check_targets(&mut self, target: Node<'t>, frame: usize, how: &'static str) {
@@ -258,7 +271,13 @@ impl<'t> Scan<'_, '_, 't> {
                     }
                 }
             }
-            "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple" | "list" | "parenthesized_expression" => {
+            "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "expression_list"
+            | "tuple"
+            | "list"
+            | "parenthesized_expression" => {
                 let mut c = target.walk();
                 let parts: Vec<Node<'t>> = target.named_children(&mut c).collect();
                 for p in parts {
@@ -278,23 +297,61 @@ impl<'t> Scan<'_, '_, 't> {
     }
 
     fn check_call(&mut self, call: Node<'t>, frame: usize) {
-        let (Some(func), Some(args)) = (call.child_by_field_name("function"), call.child_by_field_name("arguments")) else {
+        let (Some(func), Some(args)) = (
+            call.child_by_field_name("function"),
+            call.child_by_field_name("arguments"),
+        ) else {
             return;
         };
+        // Cheap pre-filter: only setattr/delattr, mock.patch*, mutators, and calls of
+        // package-local functions can be core overrides.
+        let func_text = self.text(func);
+        let last = func_text.rsplit('.').next().unwrap_or(func_text);
+        let local_function = func.kind() == "identifier"
+            && matches!(
+                self.ev.scopes.modules[self.m].names.get(func_text),
+                Some(Binding::Def(_) | Binding::Import(_))
+            );
+        if !(local_function
+            || matches!(
+                last,
+                "setattr" | "delattr" | "patch" | "object" | "dict" | "multiple"
+            )
+            || MUTATORS.contains(&last))
+        {
+            return;
+        }
         let mut c = args.walk();
         let positional: Vec<Node<'t>> = args
             .named_children(&mut c)
-            .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment" | "list_splat" | "dictionary_splat"))
+            .filter(|a| {
+                !matches!(
+                    a.kind(),
+                    "keyword_argument" | "comment" | "list_splat" | "dictionary_splat"
+                )
+            })
             .collect();
         // setattr / delattr (the builtins, unless shadowed)
         if func.kind() == "identifier" {
             let name = self.text(func);
-            let builtin = self.resolve_name(frame, name).is_none() && !self.is_local(frame, name) && !self.ev.scopes.modules[self.m].names.contains_key(name);
+            let builtin = self.resolve_name(frame, name).is_none()
+                && !self.is_local(frame, name)
+                && !self.ev.scopes.modules[self.m].names.contains_key(name);
             if builtin && (name == "setattr" || name == "delattr") {
                 if let Some(path) = positional.first().and_then(|o| self.path(frame, *o)) {
-                    let attr = self.literal(positional.get(1).copied()).unwrap_or_else(|| "<attr>".to_string());
+                    let attr = self
+                        .literal(positional.get(1).copied())
+                        .unwrap_or_else(|| "<attr>".to_string());
                     if path == "sys.modules" || is_core(&path) {
-                        self.report(call, format!("{path}.{attr}"), if name == "setattr" { "setattr" } else { "delattr" });
+                        self.report(
+                            call,
+                            format!("{path}.{attr}"),
+                            if name == "setattr" {
+                                "setattr"
+                            } else {
+                                "delattr"
+                            },
+                        );
                     }
                 }
                 return;
@@ -319,7 +376,10 @@ impl<'t> Scan<'_, '_, 't> {
                         if let Some(path) = positional.first().and_then(|o| self.path(frame, *o))
                             && is_core(&path)
                         {
-                            let attr = self.literal(positional.get(1).copied()).map(|a| format!(".{a}")).unwrap_or_default();
+                            let attr = self
+                                .literal(positional.get(1).copied())
+                                .map(|a| format!(".{a}"))
+                                .unwrap_or_default();
                             self.report(call, format!("{path}{attr}"), "mock.patch");
                         }
                     }
@@ -340,9 +400,14 @@ impl<'t> Scan<'_, '_, 't> {
             // Mutating methods on core attributes and sys.modules.
             if let Some((object, method)) = callee.rsplit_once('.')
                 && MUTATORS.contains(&method)
-                && (object == "sys.modules" || (is_core(object) && (object.contains('.') || object.contains('['))))
+                && (object == "sys.modules"
+                    || (is_core(object) && (object.contains('.') || object.contains('['))))
             {
-                let how = if object == "sys.modules" { "sys.modules write" } else { "mutation" };
+                let how = if object == "sys.modules" {
+                    "sys.modules write"
+                } else {
+                    "mutation"
+                };
                 self.report(call, format!("{object}.{method}(…)"), how);
                 return;
             }
@@ -358,19 +423,30 @@ impl<'t> Scan<'_, '_, 't> {
                     let mut c = args.walk();
                     args.named_children(&mut c)
                         .filter(|a| a.kind() == "keyword_argument")
-                        .find(|a| a.child_by_field_name("name").is_some_and(|n| self.text(n) == param))
+                        .find(|a| {
+                            a.child_by_field_name("name")
+                                .is_some_and(|n| self.text(n) == param)
+                        })
                         .and_then(|a| a.child_by_field_name("value"))
                 });
-                let Some(path) = arg.and_then(|a| self.path(frame, a)) else { continue };
+                let Some(path) = arg.and_then(|a| self.path(frame, a)) else {
+                    continue;
+                };
                 if !is_core(&path) && path != "sys.modules" {
                     continue;
                 }
                 let attr = match spec {
                     AttrSpec::Literal(a) => a,
-                    AttrSpec::Param(j) => self.literal(positional.get(j).copied()).unwrap_or_else(|| "<attr>".to_string()),
+                    AttrSpec::Param(j) => self
+                        .literal(positional.get(j).copied())
+                        .unwrap_or_else(|| "<attr>".to_string()),
                     AttrSpec::Unknown => "<attr>".to_string(),
                 };
-                self.report(call, format!("{path}.{attr}"), "helper mutating its argument");
+                self.report(
+                    call,
+                    format!("{path}.{attr}"),
+                    "helper mutating its argument",
+                );
             }
         }
     }
@@ -381,10 +457,10 @@ impl<'t> Scan<'_, '_, 't> {
             if i == 0 {
                 return false;
             }
-            if self.frames[i].locals.contains_key(name) {
+            if self.locals(i).contains_key(name) {
                 return true;
             }
-            f = self.frames[i].parent;
+            f = self.index.scopes[i].parent;
         }
         false
     }
@@ -401,8 +477,13 @@ impl<'t> Scan<'_, '_, 't> {
             for p in params.named_children(&mut c) {
                 let name = match p.kind() {
                     "identifier" => Some(module.text_of(p).to_string()),
-                    "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name").map(|n| module.text_of(n).to_string()),
-                    "typed_parameter" => p.named_child(0).filter(|n| n.kind() == "identifier").map(|n| module.text_of(n).to_string()),
+                    "default_parameter" | "typed_default_parameter" => p
+                        .child_by_field_name("name")
+                        .map(|n| module.text_of(n).to_string()),
+                    "typed_parameter" => p
+                        .named_child(0)
+                        .filter(|n| n.kind() == "identifier")
+                        .map(|n| module.text_of(n).to_string()),
                     _ => None,
                 };
                 if let Some(n) = name {
@@ -421,7 +502,10 @@ impl<'t> Scan<'_, '_, 't> {
         if let Some(body) = def.child_by_field_name("body") {
             let mut stack = vec![body];
             while let Some(n) = stack.pop() {
-                if matches!(n.kind(), "function_definition" | "class_definition" | "lambda") {
+                if matches!(
+                    n.kind(),
+                    "function_definition" | "class_definition" | "lambda"
+                ) {
                     continue;
                 }
                 match n.kind() {
@@ -431,10 +515,15 @@ impl<'t> Scan<'_, '_, 't> {
                             && let Some(args) = n.child_by_field_name("arguments")
                         {
                             let mut c = args.walk();
-                            let pos: Vec<Node<'_>> = args.named_children(&mut c).filter(|a| a.kind() != "keyword_argument").collect();
+                            let pos: Vec<Node<'_>> = args
+                                .named_children(&mut c)
+                                .filter(|a| a.kind() != "keyword_argument")
+                                .collect();
                             if let Some(i) = pos.first().and_then(|p| index_of(*p)) {
                                 let spec = match pos.get(1) {
-                                    Some(a) if index_of(*a).is_some() => AttrSpec::Param(index_of(*a).unwrap_or(0)),
+                                    Some(a) if index_of(*a).is_some() => {
+                                        AttrSpec::Param(index_of(*a).unwrap_or(0))
+                                    }
                                     Some(a) => match self.ev.eval(hm, *a, None) {
                                         Val::Str(s) => AttrSpec::Literal(s),
                                         _ => AttrSpec::Unknown,
@@ -449,11 +538,18 @@ impl<'t> Scan<'_, '_, 't> {
                         if let Some(left) = n.child_by_field_name("left")
                             && matches!(left.kind(), "attribute" | "subscript")
                         {
-                            let base = left.child_by_field_name("object").or_else(|| left.child_by_field_name("value"));
+                            let base = left
+                                .child_by_field_name("object")
+                                .or_else(|| left.child_by_field_name("value"));
                             if let Some(i) = base.and_then(index_of) {
                                 let spec = match left.child_by_field_name("attribute") {
                                     Some(a) => AttrSpec::Literal(module.text_of(a).to_string()),
-                                    None => AttrSpec::Literal(format!("[{}]", left.child_by_field_name("subscript").map(|s| module.text_of(s)).unwrap_or("…"))),
+                                    None => AttrSpec::Literal(format!(
+                                        "[{}]",
+                                        left.child_by_field_name("subscript")
+                                            .map(|s| module.text_of(s))
+                                            .unwrap_or("…")
+                                    )),
                                 };
                                 out.push((i, names[i].clone(), spec));
                             }
@@ -470,7 +566,11 @@ impl<'t> Scan<'_, '_, 't> {
     }
 }
 
-fn collect_identifiers(module: &PyModule, node: Node<'_>, into: &mut HashMap<String, Option<String>>) {
+fn collect_identifiers(
+    module: &PyModule,
+    node: Node<'_>,
+    into: &mut HashMap<String, Option<String>>,
+) {
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
         match n.kind() {

@@ -108,7 +108,9 @@ impl Registrations {
 
     /// Whether any registration of this kind (or a `ctx` hand-off) is undetermined.
     pub fn has_undetermined(&self, kind: RegKind) -> bool {
-        self.undetermined.iter().any(|u| u.kind.is_none_or(|k| k == kind))
+        self.undetermined
+            .iter()
+            .any(|u| u.kind.is_none_or(|k| k == kind))
     }
 }
 
@@ -143,7 +145,10 @@ pub fn find(ev: &Evaluator<'_, '_>) -> Registrations {
             interp.out.entry = Some(set.modules[m].at(def));
             interp.call_function(m, def, vec![Val::Ctx], Vec::new(), 0);
         }
-        Val::Unknown if !ev.scopes.modules[root].names.contains_key("register") && ev.scopes.modules[root].star.is_empty() => {
+        Val::Unknown
+            if !ev.scopes.modules[root].names.contains_key("register")
+                && ev.scopes.modules[root].star.is_empty() =>
+        {
             interp.out.reason = Some("__init__.py defines no register(ctx)".into());
         }
         other => {
@@ -193,8 +198,12 @@ fn params<'t>(set: &SourceSet, m: ModId, def: Node<'t>) -> Vec<Param> {
                 let inner = p.named_children(&mut cc).next();
                 match inner {
                     Some(i) if i.kind() == "identifier" => out.push(Param::Plain(name_of(i))),
-                    Some(i) if i.kind() == "list_splat_pattern" => out.push(Param::Star(i.named_child(0).map(name_of).unwrap_or_default())),
-                    Some(i) if i.kind() == "dictionary_splat_pattern" => out.push(Param::DoubleStar(i.named_child(0).map(name_of).unwrap_or_default())),
+                    Some(i) if i.kind() == "list_splat_pattern" => out.push(Param::Star(
+                        i.named_child(0).map(name_of).unwrap_or_default(),
+                    )),
+                    Some(i) if i.kind() == "dictionary_splat_pattern" => out.push(
+                        Param::DoubleStar(i.named_child(0).map(name_of).unwrap_or_default()),
+                    ),
                     _ => {}
                 }
             }
@@ -203,8 +212,12 @@ fn params<'t>(set: &SourceSet, m: ModId, def: Node<'t>) -> Vec<Param> {
                     out.push(Param::Default(name_of(n)));
                 }
             }
-            "list_splat_pattern" => out.push(Param::Star(p.named_child(0).map(name_of).unwrap_or_default())),
-            "dictionary_splat_pattern" => out.push(Param::DoubleStar(p.named_child(0).map(name_of).unwrap_or_default())),
+            "list_splat_pattern" => out.push(Param::Star(
+                p.named_child(0).map(name_of).unwrap_or_default(),
+            )),
+            "dictionary_splat_pattern" => out.push(Param::DoubleStar(
+                p.named_child(0).map(name_of).unwrap_or_default(),
+            )),
             "keyword_separator" => out.push(Param::KeywordOnlyMarker),
             _ => {}
         }
@@ -222,7 +235,8 @@ pub fn accepts_kwargs(def: Node<'_>) -> bool {
         p.kind() == "dictionary_splat_pattern"
             || (p.kind() == "typed_parameter" && {
                 let mut cc = p.walk();
-                p.named_children(&mut cc).any(|i| i.kind() == "dictionary_splat_pattern")
+                p.named_children(&mut cc)
+                    .any(|i| i.kind() == "dictionary_splat_pattern")
             })
     })
 }
@@ -232,7 +246,14 @@ impl<'t> Interp<'_, '_, 't> {
         self.ev.set
     }
 
-    fn call_function(&mut self, m: ModId, def: Node<'t>, args: Vec<Val<'t>>, kwargs: Vec<(String, Val<'t>)>, depth: usize) {
+    fn call_function(
+        &mut self,
+        m: ModId,
+        def: Node<'t>,
+        args: Vec<Val<'t>>,
+        kwargs: Vec<(String, Val<'t>)>,
+        depth: usize,
+    ) {
         if depth > MAX_CALL_DEPTH || self.active.contains(&def.id()) || self.ev.exhausted() {
             return;
         }
@@ -243,8 +264,15 @@ impl<'t> Interp<'_, '_, 't> {
             match p {
                 Param::KeywordOnlyMarker => keyword_only = true,
                 Param::Plain(name) | Param::Default(name) => {
-                    let from_kw = kwargs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone());
-                    let value = if keyword_only { from_kw } else { from_kw.or_else(|| positional.next()) };
+                    let from_kw = kwargs
+                        .iter()
+                        .find(|(k, _)| *k == name)
+                        .map(|(_, v)| v.clone());
+                    let value = if keyword_only {
+                        from_kw
+                    } else {
+                        from_kw.or_else(|| positional.next())
+                    };
                     env.insert(name, value.unwrap_or(Val::Unknown));
                 }
                 Param::Star(name) => {
@@ -252,7 +280,15 @@ impl<'t> Interp<'_, '_, 't> {
                     env.insert(name, Val::Seq(positional.by_ref().collect()));
                 }
                 Param::DoubleStar(name) => {
-                    env.insert(name, Val::Dict(kwargs.iter().map(|(k, v)| (Val::Str(k.clone()), v.clone())).collect()));
+                    env.insert(
+                        name,
+                        Val::Dict(
+                            kwargs
+                                .iter()
+                                .map(|(k, v)| (Val::Str(k.clone()), v.clone()))
+                                .collect(),
+                        ),
+                    );
                 }
             }
         }
@@ -326,7 +362,10 @@ impl<'t> Interp<'_, '_, 't> {
                         self.exec_block(m, body, env, depth);
                     }
                 }
-                if let Some(alt) = stmt.child_by_field_name("alternative").and_then(|a| a.child_by_field_name("body")) {
+                if let Some(alt) = stmt
+                    .child_by_field_name("alternative")
+                    .and_then(|a| a.child_by_field_name("body"))
+                {
                     self.exec_block(m, alt, env, depth);
                 }
             }
@@ -347,7 +386,10 @@ impl<'t> Interp<'_, '_, 't> {
                                     && value.kind() == "as_pattern"
                                 {
                                     let mut ac = value.walk();
-                                    for target in value.named_children(&mut ac).filter(|t| t.kind() == "as_pattern_target") {
+                                    for target in value
+                                        .named_children(&mut ac)
+                                        .filter(|t| t.kind() == "as_pattern_target")
+                                    {
                                         bind_targets(module, target, Val::Unknown, env);
                                     }
                                 }
@@ -355,7 +397,10 @@ impl<'t> Interp<'_, '_, 't> {
                         }
                         "elif_clause" | "else_clause" | "except_clause" | "finally_clause" => {
                             let mut cc = child.walk();
-                            let blocks: Vec<Node<'t>> = child.named_children(&mut cc).filter(|b| b.kind() == "block").collect();
+                            let blocks: Vec<Node<'t>> = child
+                                .named_children(&mut cc)
+                                .filter(|b| b.kind() == "block")
+                                .collect();
                             for b in blocks {
                                 self.exec_block(m, b, env, depth);
                             }
@@ -424,7 +469,10 @@ impl<'t> Interp<'_, '_, 't> {
         let mut stack = vec![expr];
         let mut calls = Vec::new();
         while let Some(node) = stack.pop() {
-            if matches!(node.kind(), "lambda" | "function_definition" | "class_definition") {
+            if matches!(
+                node.kind(),
+                "lambda" | "function_definition" | "class_definition"
+            ) {
                 continue;
             }
             if node.kind() == "call" {
@@ -441,11 +489,17 @@ impl<'t> Interp<'_, '_, 't> {
 
     fn handle_call(&mut self, m: ModId, call: Node<'t>, env: &mut Env<'t>, depth: usize) {
         let module = &self.set().modules[m];
-        let (Some(func), Some(args)) = (call.child_by_field_name("function"), call.child_by_field_name("arguments")) else {
+        let (Some(func), Some(args)) = (
+            call.child_by_field_name("function"),
+            call.child_by_field_name("arguments"),
+        ) else {
             return;
         };
         if func.kind() == "attribute"
-            && let (Some(obj), Some(method)) = (func.child_by_field_name("object"), func.child_by_field_name("attribute"))
+            && let (Some(obj), Some(method)) = (
+                func.child_by_field_name("object"),
+                func.child_by_field_name("attribute"),
+            )
             && matches!(self.ev.eval(m, obj, Some(env)), Val::Ctx)
         {
             let kind = match module.text_of(method) {
@@ -458,7 +512,9 @@ impl<'t> Interp<'_, '_, 't> {
             return;
         }
         let (positional, keywords, opaque) = self.arguments(m, args, env);
-        let passes_ctx = positional.iter().any(Val::holds_ctx) || keywords.iter().any(|(_, v)| v.holds_ctx()) || opaque;
+        let passes_ctx = positional.iter().any(Val::holds_ctx)
+            || keywords.iter().any(|(_, v)| v.holds_ctx())
+            || opaque;
         if !passes_ctx {
             return;
         }
@@ -469,14 +525,21 @@ impl<'t> Interp<'_, '_, 't> {
                     self.call_function(m2, def, positional, keywords, depth + 1);
                 }
             }
-            _ if !positional.iter().chain(keywords.iter().map(|(_, v)| v)).any(Val::holds_ctx) => {}
+            _ if !positional
+                .iter()
+                .chain(keywords.iter().map(|(_, v)| v))
+                .any(Val::holds_ctx) => {}
             other => {
                 let callee = module.text_of(func).to_string();
                 // Passing ctx to a class (a plugin object) or external code hides what it registers.
                 let what = match other {
-                    Val::External(path) => format!("ctx is passed to `{callee}` (from `{path}`), which is not part of the package"),
+                    Val::External(path) => format!(
+                        "ctx is passed to `{callee}` (from `{path}`), which is not part of the package"
+                    ),
                     Val::Class(..) => format!("ctx is passed to class `{callee}`"),
-                    _ => format!("ctx is passed to `{callee}`, which cannot be followed statically"),
+                    _ => {
+                        format!("ctx is passed to `{callee}`, which cannot be followed statically")
+                    }
                 };
                 self.undetermined(m, call, None, what);
             }
@@ -485,7 +548,12 @@ impl<'t> Interp<'_, '_, 't> {
 
     /// Evaluates call arguments: positional values, keyword values, and whether a splat
     /// could not be expanded.
-    fn arguments(&self, m: ModId, args: Node<'t>, env: &Env<'t>) -> (Vec<Val<'t>>, Vec<(String, Val<'t>)>, bool) {
+    fn arguments(
+        &self,
+        m: ModId,
+        args: Node<'t>,
+        env: &Env<'t>,
+    ) -> (Vec<Val<'t>>, Vec<(String, Val<'t>)>, bool) {
         let module = &self.set().modules[m];
         let mut positional = Vec::new();
         let mut keywords = Vec::new();
@@ -494,15 +562,20 @@ impl<'t> Interp<'_, '_, 't> {
         for a in args.named_children(&mut c) {
             match a.kind() {
                 "keyword_argument" => {
-                    if let (Some(k), Some(v)) = (a.child_by_field_name("name"), a.child_by_field_name("value")) {
-                        keywords.push((module.text_of(k).to_string(), self.ev.eval(m, v, Some(env))));
+                    if let (Some(k), Some(v)) = (
+                        a.child_by_field_name("name"),
+                        a.child_by_field_name("value"),
+                    ) {
+                        keywords
+                            .push((module.text_of(k).to_string(), self.ev.eval(m, v, Some(env))));
                     }
                 }
                 "list_splat" => match a.named_child(0).map(|n| self.ev.eval(m, n, Some(env))) {
                     Some(Val::Seq(items)) => positional.extend(items),
                     _ => opaque = true,
                 },
-                "dictionary_splat" => match a.named_child(0).map(|n| self.ev.eval(m, n, Some(env))) {
+                "dictionary_splat" => match a.named_child(0).map(|n| self.ev.eval(m, n, Some(env)))
+                {
                     Some(Val::Dict(pairs)) => {
                         for (k, v) in pairs {
                             match k {
@@ -523,7 +596,12 @@ impl<'t> Interp<'_, '_, 't> {
     fn record(&mut self, m: ModId, call: Node<'t>, args: Node<'t>, kind: RegKind, env: &Env<'t>) {
         let module = &self.set().modules[m];
         let (positional, keywords, opaque) = self.arguments(m, args, env);
-        let keyword = |names: &[&str]| keywords.iter().find(|(k, _)| names.contains(&k.as_str())).map(|(_, v)| v.clone());
+        let keyword = |names: &[&str]| {
+            keywords
+                .iter()
+                .find(|(k, _)| names.contains(&k.as_str()))
+                .map(|(_, v)| v.clone())
+        };
         let name = keyword(&["name"]).or_else(|| match kind {
             RegKind::Tool => None,
             RegKind::Hook => keyword(&["hook_name", "hook", "event"]),
@@ -534,16 +612,29 @@ impl<'t> Interp<'_, '_, 't> {
             let mut c = args.walk();
             let found = args.named_children(&mut c).find(|a| {
                 a.kind() != "keyword_argument"
-                    || a.child_by_field_name("name").is_some_and(|n| matches!(module.text_of(n), "name" | "hook_name" | "hook" | "event" | "kind"))
+                    || a.child_by_field_name("name").is_some_and(|n| {
+                        matches!(
+                            module.text_of(n),
+                            "name" | "hook_name" | "hook" | "event" | "kind"
+                        )
+                    })
             });
-            found.map_or_else(|| module.text_of(args).to_string(), |a| module.text_of(a).to_string())
+            found.map_or_else(
+                || module.text_of(args).to_string(),
+                |a| module.text_of(a).to_string(),
+            )
         };
         let Some(Val::Str(name)) = name else {
-            let expr = if opaque && positional.is_empty() { module.text_of(args).to_string() } else { name_expr() };
+            let expr = if opaque && positional.is_empty() {
+                module.text_of(args).to_string()
+            } else {
+                name_expr()
+            };
             self.undetermined(m, call, Some(kind), expr);
             return;
         };
-        let override_builtin = kind == RegKind::Tool && matches!(keyword(&["override"]), Some(Val::Bool(true)));
+        let override_builtin =
+            kind == RegKind::Tool && matches!(keyword(&["override"]), Some(Val::Bool(true)));
         let callback = match kind {
             RegKind::Tool => None,
             _ => keyword(&["callback", "handler", "fn", "func", "cb"])
@@ -552,7 +643,9 @@ impl<'t> Interp<'_, '_, 't> {
                     Val::Func(cm, def) => {
                         let cmod = &self.set().modules[cm];
                         Some(Callback {
-                            name: def.child_by_field_name("name").map_or("<lambda>".to_string(), |n| cmod.text_of(n).to_string()),
+                            name: def
+                                .child_by_field_name("name")
+                                .map_or("<lambda>".to_string(), |n| cmod.text_of(n).to_string()),
                             file: cmod.rel.clone(),
                             pos: cmod.pos(def),
                             accepts_kwargs: accepts_kwargs(def),
@@ -569,7 +662,12 @@ impl<'t> Interp<'_, '_, 't> {
             override_builtin,
             callback,
         };
-        let duplicate = self.out.found.iter().any(|r| r.kind == kind && r.name == registration.name && r.file == registration.file && r.pos == registration.pos);
+        let duplicate = self.out.found.iter().any(|r| {
+            r.kind == kind
+                && r.name == registration.name
+                && r.file == registration.file
+                && r.pos == registration.pos
+        });
         if !duplicate {
             self.out.found.push(registration);
         }
@@ -590,12 +688,24 @@ impl<'t> Interp<'_, '_, 't> {
 }
 
 /// Binds assignment or loop targets (`x`, `a, b`, `(a, b)`, `[a, b]`) to a value.
-fn bind_targets<'t>(module: &super::source::PyModule, target: Node<'t>, value: Val<'t>, env: &mut Env<'t>) {
+fn bind_targets<'t>(
+    module: &super::source::PyModule,
+    target: Node<'t>,
+    value: Val<'t>,
+    env: &mut Env<'t>,
+) {
     match target.kind() {
         "identifier" => {
             env.insert(module.text_of(target).to_string(), value);
         }
-        "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple" | "list" | "as_pattern_target" | "parenthesized_expression" => {
+        "pattern_list"
+        | "tuple_pattern"
+        | "list_pattern"
+        | "expression_list"
+        | "tuple"
+        | "list"
+        | "as_pattern_target"
+        | "parenthesized_expression" => {
             let mut c = target.walk();
             let parts: Vec<Node<'t>> = target.named_children(&mut c).collect();
             if target.kind() == "as_pattern_target" || target.kind() == "parenthesized_expression" {

@@ -86,10 +86,18 @@ fn collect<'t>(set: &'t SourceSet, m: ModId, block: Node<'t>, nested: bool, scop
     let mut cursor = block.walk();
     for stmt in block.named_children(&mut cursor) {
         match stmt.kind() {
-            "function_definition" | "class_definition" => bind_def(module.text_of(stmt.child_by_field_name("name").unwrap_or(stmt)), stmt, nested, scope),
+            "function_definition" | "class_definition" => bind_def(
+                module.text_of(stmt.child_by_field_name("name").unwrap_or(stmt)),
+                stmt,
+                nested,
+                scope,
+            ),
             "decorated_definition" => {
                 if let Some(def) = stmt.child_by_field_name("definition") {
-                    let name = def.child_by_field_name("name").map(|n| module.text_of(n)).unwrap_or("");
+                    let name = def
+                        .child_by_field_name("name")
+                        .map(|n| module.text_of(n))
+                        .unwrap_or("");
                     bind_def(name, def, nested, scope);
                 }
             }
@@ -114,14 +122,18 @@ fn collect<'t>(set: &'t SourceSet, m: ModId, block: Node<'t>, nested: bool, scop
                     bind(scope, &name, Binding::Import(index), nested);
                 }
             }
-            "if_statement" | "try_statement" | "with_statement" | "for_statement" | "while_statement" => {
+            "if_statement" | "try_statement" | "with_statement" | "for_statement"
+            | "while_statement" => {
                 let mut c = stmt.walk();
                 for child in stmt.named_children(&mut c) {
                     match child.kind() {
                         "block" => collect(set, m, child, true, scope),
                         "elif_clause" | "else_clause" | "except_clause" | "finally_clause" => {
                             let mut cc = child.walk();
-                            for b in child.named_children(&mut cc).filter(|b| b.kind() == "block") {
+                            for b in child
+                                .named_children(&mut cc)
+                                .filter(|b| b.kind() == "block")
+                            {
                                 collect(set, m, b, true, scope);
                             }
                         }
@@ -146,9 +158,18 @@ fn bind_def<'t>(name: &str, def: Node<'t>, nested: bool, scope: &mut Scope<'t>) 
     bind(scope, name, binding, nested);
 }
 
-fn bind_assignment<'t>(set: &'t SourceSet, m: ModId, assign: Node<'t>, nested: bool, scope: &mut Scope<'t>) {
+fn bind_assignment<'t>(
+    set: &'t SourceSet,
+    m: ModId,
+    assign: Node<'t>,
+    nested: bool,
+    scope: &mut Scope<'t>,
+) {
     let module = &set.modules[m];
-    let (Some(left), right) = (assign.child_by_field_name("left"), assign.child_by_field_name("right")) else {
+    let (Some(left), right) = (
+        assign.child_by_field_name("left"),
+        assign.child_by_field_name("right"),
+    ) else {
         return;
     };
     if assign.kind() == "augmented_assignment" {
@@ -181,7 +202,10 @@ fn bind_assignment<'t>(set: &'t SourceSet, m: ModId, assign: Node<'t>, nested: b
         {
             let mut lc = left.walk();
             let mut rc = right.walk();
-            for (l, r) in left.named_children(&mut lc).zip(right.named_children(&mut rc)) {
+            for (l, r) in left
+                .named_children(&mut lc)
+                .zip(right.named_children(&mut rc))
+            {
                 if l.kind() == "identifier" {
                     bind(scope, module.text_of(l), Binding::Value(r), nested);
                 }
@@ -209,7 +233,9 @@ pub fn resolve_import(set: &SourceSet, m: ModId, stmt: Node<'_>) -> Vec<(String,
             match alias {
                 Some(alias) => {
                     let target = match set.local_absolute(&dotted) {
-                        Some(local) => set.module(&local).map_or(Imported::Unresolved, Imported::Module),
+                        Some(local) => set
+                            .module(&local)
+                            .map_or(Imported::Unresolved, Imported::Module),
                         None => Imported::External(dotted.clone()),
                     };
                     out.push((alias, target));
@@ -218,7 +244,9 @@ pub fn resolve_import(set: &SourceSet, m: ModId, stmt: Node<'_>) -> Vec<(String,
                     // `import a.b.c` binds `a`.
                     let top = dotted.split('.').next().unwrap_or("").to_string();
                     let target = match set.local_absolute(&top) {
-                        Some(local) => set.module(&local).map_or(Imported::Unresolved, Imported::Module),
+                        Some(local) => set
+                            .module(&local)
+                            .map_or(Imported::Unresolved, Imported::Module),
                         None => Imported::External(top.clone()),
                     };
                     out.push((top, target));
@@ -292,8 +320,13 @@ pub fn resolve_import(set: &SourceSet, m: ModId, stmt: Node<'_>) -> Vec<(String,
 
 fn split_alias(module: &super::source::PyModule, name: Node<'_>) -> (String, Option<String>) {
     if name.kind() == "aliased_import" {
-        let dotted = name.child_by_field_name("name").map(|n| module.text_of(n)).unwrap_or("");
-        let alias = name.child_by_field_name("alias").map(|n| module.text_of(n).to_string());
+        let dotted = name
+            .child_by_field_name("name")
+            .map(|n| module.text_of(n))
+            .unwrap_or("");
+        let alias = name
+            .child_by_field_name("alias")
+            .map(|n| module.text_of(n).to_string());
         (dotted.to_string(), alias)
     } else {
         (module.text_of(name).to_string(), None)

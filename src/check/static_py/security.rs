@@ -19,7 +19,7 @@ use crate::pkgfs::{PackageRoot, ReadError};
 
 use super::eval::{Evaluator, Val};
 use super::scope::ModId;
-use super::source::PyModule;
+use super::source::{Index, PyModule};
 
 /// How bad a security finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -109,18 +109,49 @@ static PIPE_TO_SHELL: LazyLock<Regex> = LazyLock::new(|| {
 static BASE64_BLOB: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z0-9+/=\s]{2000,}$").expect("valid regex"));
 
-const DECODERS: &[&str] = &["b64decode", "b85decode", "a85decode", "b32decode", "decompress", "unhexlify", "fromhex", "codecs.decode", "marshal.loads", "rot13", "zlib"];
-const FETCHERS: &[&str] = &["urlopen", "requests.", "httpx.", "urllib", "aiohttp", "urlretrieve", "socket"];
-const MEDIA: &[&str] = &[
-    "png", "jpg", "jpeg", "gif", "webp", "ico", "bmp", "tif", "tiff", "pdf", "woff", "woff2", "ttf", "otf", "eot", "mp3", "wav", "ogg", "mp4", "webm", "avif", "heic",
+/// Words a string must contain to be worth matching against the shell patterns.
+const SUSPICIOUS: &[&str] = &[
+    "/dev/tcp", "bash", "nc ", "ncat", "socat", "mkfifo", "curl", "wget", "iex", "nvoke-", "sh -i",
 ];
-const ARCHIVES: &[&str] = &["zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "whl", "jar", "rar"];
+const DECODERS: &[&str] = &[
+    "b64decode",
+    "b85decode",
+    "a85decode",
+    "b32decode",
+    "decompress",
+    "unhexlify",
+    "fromhex",
+    "codecs.decode",
+    "marshal.loads",
+    "rot13",
+    "zlib",
+];
+const FETCHERS: &[&str] = &[
+    "urlopen",
+    "requests.",
+    "httpx.",
+    "urllib",
+    "aiohttp",
+    "urlretrieve",
+    "socket",
+];
+const MEDIA: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "webp", "ico", "bmp", "tif", "tiff", "pdf", "woff", "woff2",
+    "ttf", "otf", "eot", "mp3", "wav", "ogg", "mp4", "webm", "avif", "heic",
+];
+const ARCHIVES: &[&str] = &[
+    "zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "whl", "jar", "rar",
+];
 
-/// Scans the Python sources and the package tree.
-pub fn scan(root: &PackageRoot, ev: &Evaluator<'_, '_>) -> Vec<SecurityFinding> {
+/// Scans the Python sources (`indexes` are the modules' [`Index`]es) and the package tree.
+pub fn scan<'t>(
+    root: &PackageRoot,
+    ev: &Evaluator<'_, 't>,
+    indexes: &[Index<'t>],
+) -> Vec<SecurityFinding> {
     let mut out = Vec::new();
-    for (m, module) in ev.set.modules.iter().enumerate() {
-        scan_python(ev, m, module, &mut out);
+    for (m, index) in indexes.iter().enumerate() {
+        scan_python(ev, m, &ev.set.modules[m], index, &mut out);
     }
     scan_tree(root, &mut out);
     out.sort_by(|a, b| (a.file.as_str(), a.pos).cmp(&(b.file.as_str(), b.pos)));
@@ -131,7 +162,14 @@ fn snippet_of(text: &str) -> String {
     crate::located::truncate_chars(text.lines().next().unwrap_or("").trim(), 100)
 }
 
-fn push_py(out: &mut Vec<SecurityFinding>, module: &PyModule, node: Node<'_>, level: Level, rule: &'static str, message: String) {
+fn push_py(
+    out: &mut Vec<SecurityFinding>,
+    module: &PyModule,
+    node: Node<'_>,
+    level: Level,
+    rule: &'static str,
+    message: String,
+) {
     out.push(SecurityFinding {
         level,
         rule,
@@ -142,77 +180,181 @@ fn push_py(out: &mut Vec<SecurityFinding>, module: &PyModule, node: Node<'_>, le
     });
 }
 
-fn scan_python<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &'t PyModule, out: &mut Vec<SecurityFinding>) {
+fn scan_python<'t>(
+    ev: &Evaluator<'_, 't>,
+    m: ModId,
+    module: &'t PyModule,
+    index: &Index<'t>,
+    out: &mut Vec<SecurityFinding>,
+) {
     let uses_socket = module.text.contains("socket");
-    let mut stack = vec![module.tree.root_node()];
-    while let Some(node) = stack.pop() {
-        match node.kind() {
-            "call" => check_call(ev, m, module, node, uses_socket, out),
-            "string" => {
-                if module.is_prose(node) {
-                    continue;
-                }
-                if let Val::Str(value) = ev.eval(m, node, None) {
-                    check_text(&value, out, |level, rule, message| SecurityFinding {
-                        level,
-                        rule,
-                        message,
-                        file: module.rel.clone(),
-                        pos: module.pos(node),
-                        snippet: snippet_of(module.text_of(node)),
-                    });
-                    if value.len() >= 2000 && BASE64_BLOB.is_match(&value) {
-                        push_py(out, module, node, Level::Medium, "encoded-blob", format!("an opaque encoded blob of {} characters cannot be reviewed", value.len()));
-                    }
-                }
-                continue;
-            }
-            _ => {}
+    for (node, _) in &index.calls {
+        let func = node
+            .child_by_field_name("function")
+            .map(|f| module.text_of(f))
+            .unwrap_or("");
+        let last = func.rsplit('.').next().unwrap_or(func);
+        if matches!(
+            last,
+            "eval"
+                | "exec"
+                | "compile"
+                | "system"
+                | "popen"
+                | "run"
+                | "call"
+                | "Popen"
+                | "check_output"
+                | "check_call"
+                | "spawn"
+                | "dup2"
+        ) {
+            check_call(ev, m, module, *node, uses_socket, out);
         }
-        let mut c = node.walk();
-        stack.extend(node.named_children(&mut c));
+    }
+    for (node, is_prose) in &index.strings {
+        let raw = module.text_of(*node);
+        if *is_prose || !(raw.len() >= 2000 || SUSPICIOUS.iter().any(|w| raw.contains(w))) {
+            continue;
+        }
+        if let Val::Str(value) = ev.eval(m, *node, None) {
+            check_text(&value, out, |level, rule, message| SecurityFinding {
+                level,
+                rule,
+                message,
+                file: module.rel.clone(),
+                pos: module.pos(*node),
+                snippet: snippet_of(module.text_of(*node)),
+            });
+            if value.len() >= 2000 && BASE64_BLOB.is_match(&value) {
+                push_py(
+                    out,
+                    module,
+                    *node,
+                    Level::Medium,
+                    "encoded-blob",
+                    format!(
+                        "an opaque encoded blob of {} characters cannot be reviewed",
+                        value.len()
+                    ),
+                );
+            }
+        }
     }
 }
 
-fn check_text(text: &str, out: &mut Vec<SecurityFinding>, make: impl Fn(Level, &'static str, String) -> SecurityFinding) {
+fn check_text(
+    text: &str,
+    out: &mut Vec<SecurityFinding>,
+    make: impl Fn(Level, &'static str, String) -> SecurityFinding,
+) {
     if let Some(m) = REVERSE_SHELL.find(text) {
-        out.push(make(Level::Critical, "reverse-shell", format!("reverse shell pattern `{}`", crate::located::truncate_chars(m.as_str(), 60))));
+        out.push(make(
+            Level::Critical,
+            "reverse-shell",
+            format!(
+                "reverse shell pattern `{}`",
+                crate::located::truncate_chars(m.as_str(), 60)
+            ),
+        ));
     } else if let Some(m) = PIPE_TO_SHELL.find(text) {
-        out.push(make(Level::High, "pipe-to-shell", format!("downloads a script and pipes it to a shell: `{}`", crate::located::truncate_chars(m.as_str(), 60))));
+        out.push(make(
+            Level::High,
+            "pipe-to-shell",
+            format!(
+                "downloads a script and pipes it to a shell: `{}`",
+                crate::located::truncate_chars(m.as_str(), 60)
+            ),
+        ));
     }
 }
 
-fn check_call<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &'t PyModule, call: Node<'t>, uses_socket: bool, out: &mut Vec<SecurityFinding>) {
-    let (Some(func), Some(args)) = (call.child_by_field_name("function"), call.child_by_field_name("arguments")) else {
+fn check_call<'t>(
+    ev: &Evaluator<'_, 't>,
+    m: ModId,
+    module: &'t PyModule,
+    call: Node<'t>,
+    uses_socket: bool,
+    out: &mut Vec<SecurityFinding>,
+) {
+    let (Some(func), Some(args)) = (
+        call.child_by_field_name("function"),
+        call.child_by_field_name("arguments"),
+    ) else {
         return;
     };
     let mut c = args.walk();
-    let positional: Vec<Node<'t>> = args.named_children(&mut c).filter(|a| !matches!(a.kind(), "keyword_argument" | "comment")).collect();
+    let positional: Vec<Node<'t>> = args
+        .named_children(&mut c)
+        .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
+        .collect();
     let keyword = |name: &str| {
         let mut c = args.walk();
         args.named_children(&mut c)
             .filter(|a| a.kind() == "keyword_argument")
-            .find(|a| a.child_by_field_name("name").is_some_and(|n| module.text_of(n) == name))
+            .find(|a| {
+                a.child_by_field_name("name")
+                    .is_some_and(|n| module.text_of(n) == name)
+            })
             .and_then(|a| a.child_by_field_name("value"))
     };
     let name = module.text_of(func);
     let shadowed = ev.scopes.modules[m].names.contains_key(name);
     if func.kind() == "identifier" && !shadowed && matches!(name, "eval" | "exec" | "compile") {
-        let Some(source) = positional.first() else { return };
+        let Some(source) = positional.first() else {
+            return;
+        };
         if matches!(ev.eval(m, *source, None), Val::Str(_)) {
             return;
         }
         let source_text = module.text_of(*source);
         if DECODERS.iter().any(|d| source_text.contains(d)) {
-            push_py(out, module, call, Level::Critical, "decode-and-exec", format!("{name}() runs code decoded at runtime"));
+            push_py(
+                out,
+                module,
+                call,
+                Level::Critical,
+                "decode-and-exec",
+                format!("{name}() runs code decoded at runtime"),
+            );
         } else if FETCHERS.iter().any(|f| source_text.contains(f)) {
-            push_py(out, module, call, Level::Critical, "download-and-exec", format!("{name}() runs code fetched at runtime"));
+            push_py(
+                out,
+                module,
+                call,
+                Level::Critical,
+                "download-and-exec",
+                format!("{name}() runs code fetched at runtime"),
+            );
         } else if name == "compile" {
-            push_py(out, module, call, Level::Medium, "dynamic-exec", "compile() of a string built at runtime".into());
+            push_py(
+                out,
+                module,
+                call,
+                Level::Medium,
+                "dynamic-exec",
+                "compile() of a string built at runtime".into(),
+            );
         } else if restricted_builtins(module, positional.get(1).copied()) {
-            push_py(out, module, call, Level::Medium, "dynamic-exec", format!("{name}() of a dynamic string with restricted builtins (still able to reach object internals)"));
+            push_py(
+                out,
+                module,
+                call,
+                Level::Medium,
+                "dynamic-exec",
+                format!(
+                    "{name}() of a dynamic string with restricted builtins (still able to reach object internals)"
+                ),
+            );
         } else {
-            push_py(out, module, call, Level::High, "dynamic-exec", format!("{name}() of a dynamic string runs arbitrary code"));
+            push_py(
+                out,
+                module,
+                call,
+                Level::High,
+                "dynamic-exec",
+                format!("{name}() of a dynamic string runs arbitrary code"),
+            );
         }
         return;
     }
@@ -225,23 +367,55 @@ fn check_call<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &'t PyModule, call: 
             if let Some(cmd) = positional.first()
                 && !matches!(ev.eval(m, *cmd, None), Val::Str(_))
             {
-                push_py(out, module, call, Level::Medium, "shell-command", format!("{path}() of a command built at runtime"));
+                push_py(
+                    out,
+                    module,
+                    call,
+                    Level::Medium,
+                    "shell-command",
+                    format!("{path}() of a command built at runtime"),
+                );
             }
         }
-        "subprocess.run" | "subprocess.call" | "subprocess.Popen" | "subprocess.check_output" | "subprocess.check_call" => {
+        "subprocess.run"
+        | "subprocess.call"
+        | "subprocess.Popen"
+        | "subprocess.check_output"
+        | "subprocess.check_call" => {
             let shell = keyword("shell").is_some_and(|v| module.text_of(v) == "True");
             if shell
                 && let Some(cmd) = positional.first()
                 && !matches!(ev.eval(m, *cmd, None), Val::Str(_))
             {
-                push_py(out, module, call, Level::Medium, "shell-command", format!("{path}(shell=True) of a command built at runtime"));
+                push_py(
+                    out,
+                    module,
+                    call,
+                    Level::Medium,
+                    "shell-command",
+                    format!("{path}(shell=True) of a command built at runtime"),
+                );
             }
         }
         "pty.spawn" if uses_socket => {
-            push_py(out, module, call, Level::Critical, "reverse-shell", "pty.spawn() of a shell in a module that opens sockets".into());
+            push_py(
+                out,
+                module,
+                call,
+                Level::Critical,
+                "reverse-shell",
+                "pty.spawn() of a shell in a module that opens sockets".into(),
+            );
         }
         "os.dup2" if uses_socket && module.text_of(args).contains("fileno()") => {
-            push_py(out, module, call, Level::Critical, "reverse-shell", "os.dup2() of a socket onto standard streams".into());
+            push_py(
+                out,
+                module,
+                call,
+                Level::Critical,
+                "reverse-shell",
+                "os.dup2() of a socket onto standard streams".into(),
+            );
         }
         _ => {}
     }
@@ -256,8 +430,12 @@ fn restricted_builtins(module: &PyModule, globals: Option<Node<'_>>) -> bool {
     let mut c = globals.walk();
     globals.named_children(&mut c).any(|pair| {
         pair.kind() == "pair"
-            && pair.child_by_field_name("key").is_some_and(|k| module.text_of(k).trim_matches(['"', '\'']) == "__builtins__")
-            && pair.child_by_field_name("value").is_some_and(|v| matches!(module.text_of(v).trim(), "{}" | "None" | "dict()"))
+            && pair
+                .child_by_field_name("key")
+                .is_some_and(|k| module.text_of(k).trim_matches(['"', '\'']) == "__builtins__")
+            && pair
+                .child_by_field_name("value")
+                .is_some_and(|v| matches!(module.text_of(v).trim(), "{}" | "None" | "dict()"))
     })
 }
 
@@ -279,7 +457,12 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || e.file_name() != ".git");
     for entry in walker.flatten().take(100_000) {
-        let rel = entry.path().strip_prefix(root.path()).unwrap_or(entry.path()).to_string_lossy().replace('\\', "/");
+        let rel = entry
+            .path()
+            .strip_prefix(root.path())
+            .unwrap_or(entry.path())
+            .to_string_lossy()
+            .replace('\\', "/");
         let ft = entry.file_type();
         let file_finding = |level, rule, message: String| SecurityFinding {
             level,
@@ -291,7 +474,11 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
         };
         if ft.is_symlink() {
             if let Err(ReadError::Escapes { target }) = root.resolve(&rel) {
-                out.push(file_finding(Level::Critical, "symlink-escape", format!("symlink escapes the package (to {target})")));
+                out.push(file_finding(
+                    Level::Critical,
+                    "symlink-escape",
+                    format!("symlink escapes the package (to {target})"),
+                ));
             }
             continue;
         }
@@ -302,9 +489,16 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
         let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
         total += size;
         if size > MAX_FILE_BYTES {
-            out.push(file_finding(Level::Medium, "oversized", format!("file of {} bytes (more than {MAX_FILE_BYTES})", size)));
+            out.push(file_finding(
+                Level::Medium,
+                "oversized",
+                format!("file of {} bytes (more than {MAX_FILE_BYTES})", size),
+            ));
         }
-        let ext = rel.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        let ext = rel
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
         let mut head = Vec::with_capacity(8192);
         if let Ok(f) = std::fs::File::open(entry.path()) {
             let _ = f.take(8192).read_to_end(&mut head);
@@ -315,26 +509,45 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
             || head.starts_with(&[0xcf, 0xfa, 0xed, 0xfe])
             || head.starts_with(&[0xce, 0xfa, 0xed, 0xfe])
             || head.starts_with(&[0xca, 0xfe, 0xba, 0xbe])
-            || (head.starts_with(b"MZ") && matches!(ext.as_str(), "exe" | "dll" | "sys" | "scr" | ""));
+            || (head.starts_with(b"MZ")
+                && matches!(ext.as_str(), "exe" | "dll" | "sys" | "scr" | ""));
         if executable_magic || matches!(ext.as_str(), "so" | "dylib" | "dll" | "exe") {
-            out.push(file_finding(Level::High, "native-executable", "native executable or library; its behaviour cannot be reviewed".into()));
+            out.push(file_finding(
+                Level::High,
+                "native-executable",
+                "native executable or library; its behaviour cannot be reviewed".into(),
+            ));
             continue;
         }
         if ext == "pyc" || ext == "pyo" {
-            out.push(file_finding(Level::Medium, "compiled-code", "compiled Python; ship the source instead (remove __pycache__)".into()));
+            out.push(file_finding(
+                Level::Medium,
+                "compiled-code",
+                "compiled Python; ship the source instead (remove __pycache__)".into(),
+            ));
             continue;
         }
         if head.contains(&0) {
             if ARCHIVES.contains(&ext.as_str()) {
-                out.push(file_finding(Level::Medium, "archive", "archive; its contents cannot be reviewed in place".into()));
+                out.push(file_finding(
+                    Level::Medium,
+                    "archive",
+                    "archive; its contents cannot be reviewed in place".into(),
+                ));
             } else if !MEDIA.contains(&ext.as_str()) {
-                out.push(file_finding(Level::Medium, "binary-file", "binary file of unknown type".into()));
+                out.push(file_finding(
+                    Level::Medium,
+                    "binary-file",
+                    "binary file of unknown type".into(),
+                ));
             }
             continue;
         }
         // Text files other than Python (which is analysed above): shell, JS/TS, PowerShell, …
         if ext != "py" && size <= MAX_FILE_BYTES && !MEDIA.contains(&ext.as_str()) {
-            let Ok(text) = std::fs::read_to_string(entry.path()) else { continue };
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
             for (i, line) in text.lines().enumerate() {
                 let trimmed = line.trim_start();
                 if trimmed.starts_with('#') && !trimmed.starts_with("#!") {
@@ -356,9 +569,17 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
         }
     }
     if files > MAX_FILES {
-        out.push(tree_finding(Level::Medium, "oversized", format!("the package has {files} files (more than {MAX_FILES})")));
+        out.push(tree_finding(
+            Level::Medium,
+            "oversized",
+            format!("the package has {files} files (more than {MAX_FILES})"),
+        ));
     }
     if total > MAX_TOTAL_BYTES {
-        out.push(tree_finding(Level::Medium, "oversized", format!("the package is {total} bytes (more than {MAX_TOTAL_BYTES})")));
+        out.push(tree_finding(
+            Level::Medium,
+            "oversized",
+            format!("the package is {total} bytes (more than {MAX_TOTAL_BYTES})"),
+        ));
     }
 }

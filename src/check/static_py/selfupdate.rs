@@ -22,7 +22,16 @@ pub struct SelfUpdater {
 
 const EXTENSIONS: &[&str] = &["js", "mjs", "cjs", "ts", "mts", "cts", "jsx", "tsx"];
 const SOURCES: &[&str] = &["releases/latest", "raw.githubusercontent.com"];
-const WRITERS: &[&str] = &["writeFileSync", "writeFile", "createWriteStream", "appendFileSync", "copyFileSync", "Bun.write", "Deno.writeFile", "Deno.writeTextFile"];
+const WRITERS: &[&str] = &[
+    "writeFileSync",
+    "writeFile",
+    "createWriteStream",
+    "appendFileSync",
+    "copyFileSync",
+    "Bun.write",
+    "Deno.writeFile",
+    "Deno.writeTextFile",
+];
 
 /// Finds self-updating JS/TS files in the package.
 pub fn find(root: &PackageRoot) -> Vec<SelfUpdater> {
@@ -32,19 +41,34 @@ pub fn find(root: &PackageRoot) -> Vec<SelfUpdater> {
         .max_depth(32)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || (e.file_name() != ".git" && e.file_name() != "node_modules"));
+        .filter_entry(|e| {
+            e.depth() == 0 || (e.file_name() != ".git" && e.file_name() != "node_modules")
+        });
     for entry in walker.flatten().take(100_000) {
         let path = entry.path();
-        if !entry.file_type().is_file() || !path.extension().and_then(|e| e.to_str()).is_some_and(|e| EXTENSIONS.contains(&e)) {
+        if !entry.file_type().is_file()
+            || !path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| EXTENSIONS.contains(&e))
+        {
             continue;
         }
-        let Ok(raw) = crate::pkgfs::read_limited_text(path, 4 * 1024 * 1024) else { continue };
+        let Ok(raw) = crate::pkgfs::read_limited_text(path, 4 * 1024 * 1024) else {
+            continue;
+        };
         let code = strip_comments(&raw);
-        let Some(writer) = WRITERS.iter().find(|w| code.contains(*w)) else { continue };
+        let Some(writer) = WRITERS.iter().find(|w| code.contains(*w)) else {
+            continue;
+        };
         for (i, line) in code.lines().enumerate() {
             if let Some(source) = SOURCES.iter().find(|s| line.contains(*s)) {
                 out.push(SelfUpdater {
-                    file: path.strip_prefix(root.path()).unwrap_or(path).to_string_lossy().replace('\\', "/"),
+                    file: path
+                        .strip_prefix(root.path())
+                        .unwrap_or(path)
+                        .to_string_lossy()
+                        .replace('\\', "/"),
                     pos: Pos::new(u32::try_from(i + 1).unwrap_or(u32::MAX), 1),
                     source: (*source).to_string(),
                     writer: (*writer).to_string(),
@@ -112,7 +136,8 @@ mod tests {
 
     #[test]
     fn comments_are_stripped_but_strings_kept() {
-        let js = "const u = 'https://x//y'; // releases/latest\n/* raw.githubusercontent.com\n */ f()";
+        let js =
+            "const u = 'https://x//y'; // releases/latest\n/* raw.githubusercontent.com\n */ f()";
         let s = strip_comments(js);
         assert!(s.contains("'https://x//y'"));
         assert!(!s.contains("releases/latest"));

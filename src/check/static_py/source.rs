@@ -39,7 +39,9 @@ pub struct PyModule {
 impl PyModule {
     /// The text of a node.
     pub fn text_of(&self, node: Node<'_>) -> &str {
-        node.utf8_text(self.text.as_bytes()).unwrap_or("")
+        self.text
+            .get(node.start_byte()..node.end_byte())
+            .unwrap_or("")
     }
 
     /// The 1-based position of a node (columns in characters).
@@ -64,19 +66,21 @@ impl PyModule {
         let mut current = node;
         while let Some(parent) = current.parent() {
             match parent.kind() {
-                "concatenated_string" | "parenthesized_expression" | "keyword_argument" | "pair" | "conditional_expression" => current = parent,
+                "concatenated_string"
+                | "parenthesized_expression"
+                | "keyword_argument"
+                | "pair"
+                | "conditional_expression" => current = parent,
                 "expression_statement" => return parent.named_child_count() == 1,
                 "argument_list" => {
-                    let Some(call) = parent.parent() else { return false };
-                    let func = call.child_by_field_name("function").map(|f| self.text_of(f)).unwrap_or("");
-                    let last = func.rsplit('.').next().unwrap_or(func);
-                    return matches!(
-                        last,
-                        "print" | "debug" | "info" | "warning" | "warn" | "error" | "exception" | "critical" | "log" | "echo" | "secho" | "fail" | "abort"
-                    ) || last.ends_with("Error")
-                        || last.ends_with("Exception")
-                        || last.starts_with("print_")
-                        || last.starts_with("_print");
+                    let Some(call) = parent.parent() else {
+                        return false;
+                    };
+                    let func = call
+                        .child_by_field_name("function")
+                        .map(|f| self.text_of(f))
+                        .unwrap_or("");
+                    return is_message_function(func);
                 }
                 _ => return false,
             }
@@ -99,6 +103,169 @@ impl PyModule {
     }
 }
 
+/// Visits the named nodes under `root` (included) in pre-order with one tree cursor, passing
+/// each node's depth below `root`; `visit` returns whether to descend into the node.
+pub fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, usize) -> bool) {
+    let mut cursor = root.walk();
+    let mut depth = 0usize;
+    loop {
+        let node = cursor.node();
+        let descend = node.is_named() && visit(node, depth);
+        if descend && cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if depth == 0 {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+            depth -= 1;
+        }
+    }
+}
+
+/// Tracks, during a [`preorder`] walk, whether the current node is text for people (a
+/// docstring, or inside the arguments of print/logging/an exception) — see
+/// [`PyModule::is_prose`] — without asking tree-sitter for parents.
+#[derive(Debug, Default)]
+pub struct ProseTracker {
+    stack: Vec<(usize, bool)>,
+}
+
+impl ProseTracker {
+    /// Updates the context for `node` at `depth` and returns whether `node` is prose.
+    pub fn enter(&mut self, module: &PyModule, node: Node<'_>, depth: usize) -> bool {
+        while self.stack.last().is_some_and(|(d, _)| *d >= depth) {
+            self.stack.pop();
+        }
+        let inherited = self.stack.last().is_some_and(|(_, p)| *p);
+        match node.kind() {
+            "expression_statement" => {
+                let docstring = node.named_child_count() == 1
+                    && node
+                        .named_child(0)
+                        .is_some_and(|c| matches!(c.kind(), "string" | "concatenated_string"));
+                self.stack.push((depth, docstring));
+            }
+            "call" => {
+                let func = node
+                    .child_by_field_name("function")
+                    .map(|f| module.text_of(f))
+                    .unwrap_or("");
+                self.stack.push((depth, is_message_function(func)));
+            }
+            _ => {}
+        }
+        inherited
+    }
+}
+
+/// print/logging/warnings/click.echo/`print_*` helpers/exception constructors.
+fn is_message_function(func: &str) -> bool {
+    let last = func.rsplit('.').next().unwrap_or(func);
+    matches!(
+        last,
+        "print"
+            | "debug"
+            | "info"
+            | "warning"
+            | "warn"
+            | "error"
+            | "exception"
+            | "critical"
+            | "log"
+            | "echo"
+            | "secho"
+            | "fail"
+            | "abort"
+    ) || last.ends_with("Error")
+        || last.ends_with("Exception")
+        || last.starts_with("print_")
+        || last.starts_with("_print")
+}
+
+/// A function scope found by [`Index`]: index 0 is the module itself.
+#[derive(Debug, Clone, Copy)]
+pub struct FunctionScope<'t> {
+    /// The `function_definition` or `lambda` (`None` for the module).
+    pub def: Option<Node<'t>>,
+    /// The enclosing scope.
+    pub parent: Option<usize>,
+    /// Whether the function's source contains an import statement.
+    pub has_imports: bool,
+}
+
+/// The nodes the pattern checks look at, collected in one walk of a module.
+#[derive(Debug, Default)]
+pub struct Index<'t> {
+    /// Function scopes (0 = module).
+    pub scopes: Vec<FunctionScope<'t>>,
+    /// Calls, with their enclosing scope.
+    pub calls: Vec<(Node<'t>, usize)>,
+    /// Assignments and augmented assignments, with their enclosing scope.
+    pub assignments: Vec<(Node<'t>, usize)>,
+    /// `del` statements, with their enclosing scope.
+    pub deletes: Vec<(Node<'t>, usize)>,
+    /// String literals, with whether they are prose (docstrings, messages).
+    pub strings: Vec<(Node<'t>, bool)>,
+    /// Import statements.
+    pub imports: Vec<Node<'t>>,
+}
+
+impl PyModule {
+    /// Walks the module once and collects what the pattern checks need.
+    pub fn index(&self) -> Index<'_> {
+        let mut index = Index {
+            scopes: vec![FunctionScope {
+                def: None,
+                parent: None,
+                has_imports: false,
+            }],
+            ..Index::default()
+        };
+        let mut open: Vec<(usize, usize)> = Vec::new();
+        let mut prose = ProseTracker::default();
+        preorder(self.tree.root_node(), |node, depth| {
+            while open.last().is_some_and(|(d, _)| *d >= depth) {
+                open.pop();
+            }
+            let scope = open.last().map_or(0, |(_, s)| *s);
+            let is_prose = prose.enter(self, node, depth);
+            match node.kind() {
+                "function_definition" | "lambda" => {
+                    index.scopes.push(FunctionScope {
+                        def: Some(node),
+                        parent: Some(scope),
+                        has_imports: node.kind() == "function_definition"
+                            && self.text_of(node).contains("import "),
+                    });
+                    open.push((depth, index.scopes.len() - 1));
+                }
+                "call" => index.calls.push((node, scope)),
+                "assignment" | "augmented_assignment" => index.assignments.push((node, scope)),
+                "delete_statement" => index.deletes.push((node, scope)),
+                "import_statement" | "import_from_statement" => {
+                    index.imports.push(node);
+                    return false;
+                }
+                "string" => {
+                    index.strings.push((node, is_prose));
+                    return false;
+                }
+                _ => {}
+            }
+            true
+        });
+        index
+    }
+}
+
 /// All Python modules of a package.
 pub struct SourceSet {
     /// The modules, sorted by path.
@@ -116,7 +283,9 @@ pub fn is_test_path(rel: &str) -> bool {
         if !last && (part == "tests" || part == "test") {
             return true;
         }
-        if last && (part == "conftest.py" || part.starts_with("test_") || part.ends_with("_test.py")) {
+        if last
+            && (part == "conftest.py" || part.starts_with("test_") || part.ends_with("_test.py"))
+        {
             return true;
         }
     }
@@ -144,7 +313,8 @@ impl SourceSet {
             .into_iter()
             .filter_entry(|e| {
                 let name = e.file_name().to_string_lossy();
-                e.depth() == 0 || !(name.starts_with('.') || name == "__pycache__" || name == "node_modules")
+                e.depth() == 0
+                    || !(name.starts_with('.') || name == "__pycache__" || name == "node_modules")
             });
         for entry in walker.flatten() {
             if !entry.file_type().is_file() || entry.path().extension().is_none_or(|e| e != "py") {
@@ -214,7 +384,9 @@ impl SourceSet {
             if base.is_empty() {
                 return None;
             }
-            base = base.rsplit_once('.').map_or(String::new(), |(p, _)| p.to_string());
+            base = base
+                .rsplit_once('.')
+                .map_or(String::new(), |(p, _)| p.to_string());
         }
         Some(base)
     }
@@ -272,7 +444,14 @@ mod tests {
 
     #[test]
     fn test_paths() {
-        for t in ["tests/x.py", "a/tests/b.py", "test_x.py", "a/x_test.py", "conftest.py", "test/y.py"] {
+        for t in [
+            "tests/x.py",
+            "a/tests/b.py",
+            "test_x.py",
+            "a/x_test.py",
+            "conftest.py",
+            "test/y.py",
+        ] {
             assert!(is_test_path(t), "{t}");
         }
         for t in ["tools.py", "latest.py", "contest.py", "testing.py"] {
