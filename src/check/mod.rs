@@ -123,12 +123,8 @@ pub fn run_all(
             .map(|_| {
                 s.spawn(|| {
                     let mut done = Vec::new();
-                    loop {
-                        let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                            break;
-                        };
-                        let package = &packages[i];
-                        done.push((i, run(package, cx)));
+                    while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        done.push((i, run(&packages[i], cx)));
                     }
                     done
                 })
