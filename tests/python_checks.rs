@@ -44,6 +44,7 @@ const PYTHON: &[(&str, Findings)] = &[
     ("probe-network", &[]),
     ("probe-os-exit", &[("declared-tools", W)]),
     ("registration-patterns", &[]),
+    ("registration-runtime-registry", &[("declared-tools", I), ("declared-tools", I), ("declared-tools", W)]),
     ("security-curl-pipe-sh", &[("security-scan", E)]),
     ("security-decode-and-exec", &[("security-scan", E)]),
     ("security-dynamic-eval", &[("security-scan", E)]),
@@ -141,6 +142,16 @@ fn undetermined_names_are_reported_not_guessed() {
     assert_eq!(u["kind"], "tool");
     assert_eq!(u["line"], 10);
     assert_eq!(u["expression"], "name=name");
+}
+
+#[test]
+fn runtime_registries_are_undetermined_not_empty() {
+    // `_TOOLS` is a literal `[]` filled by a decorator at import: iterating the literal would
+    // silently find nothing. It is reported as undetermined instead; the alias is followed.
+    let (_, report) = validate_json(&[&fixture("python/registration-runtime-registry")], &[]);
+    let r = &only_package(&report)["registrations"];
+    assert_eq!(names(&r["tools"]), ["alias_tool"]);
+    assert_eq!(r["undetermined"][0]["expression"], "name=fn.__name__");
 }
 
 #[test]

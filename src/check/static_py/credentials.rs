@@ -146,7 +146,12 @@ fn classify<'t>(
             || text.ends_with("\\.env")
             || text.ends_with("\u{0}/.env"))
     {
-        return Some(".env".into());
+        // A bare ".env" counts only where it names a file (joined to a path, opened, bound to
+        // a name); `name.startswith(".env")` in a guard that blocks .env access is not access.
+        if text != ".env" || is_path_context(module, node) {
+            return Some(".env".into());
+        }
+        return None;
     }
     if text.contains("auth.openai.com/oauth/token") {
         return Some("the OpenAI OAuth token endpoint".into());
@@ -179,6 +184,55 @@ fn classify<'t>(
         }
     }
     None
+}
+
+/// Whether a string literal is used as a file path: an operand of `/`, an argument of a
+/// file/path function, or a value bound to a name (a path constant).
+fn is_path_context(module: &PyModule, node: Node<'_>) -> bool {
+    let Some(parent) = node.parent() else {
+        return false;
+    };
+    match parent.kind() {
+        "binary_operator" => parent
+            .child_by_field_name("operator")
+            .is_some_and(|op| module.text_of(op) == "/"),
+        "assignment" | "default_parameter" | "typed_default_parameter" | "keyword_argument" => true,
+        "argument_list" => {
+            let func = parent
+                .parent()
+                .and_then(|call| call.child_by_field_name("function"))
+                .map(|f| module.text_of(f))
+                .unwrap_or("");
+            let last = func.rsplit('.').next().unwrap_or(func);
+            matches!(
+                last,
+                "open"
+                    | "Path"
+                    | "PurePath"
+                    | "PosixPath"
+                    | "join"
+                    | "joinpath"
+                    | "expanduser"
+                    | "read_text"
+                    | "read_bytes"
+                    | "write_text"
+                    | "write_bytes"
+                    | "exists"
+                    | "isfile"
+                    | "is_file"
+                    | "load_dotenv"
+                    | "dotenv_values"
+                    | "stat"
+                    | "remove"
+                    | "unlink"
+                    | "copy"
+                    | "copyfile"
+                    | "rename"
+                    | "replace"
+            )
+        }
+        _ => false,
+    }
 }
 
 /// The path component `auth.json` is joined to: the left operand of `/`, the previous

@@ -44,6 +44,8 @@ pub enum Val<'t> {
     External(String),
     /// The plugin context passed to `register(ctx)`.
     Ctx,
+    /// A method of the plugin context taken as a value (`reg = ctx.register_tool`).
+    CtxMethod(String),
     /// Not known statically.
     Unknown,
 }
@@ -69,7 +71,7 @@ impl Val<'_> {
     /// Whether the value is, or contains, the plugin context.
     pub fn holds_ctx(&self) -> bool {
         match self {
-            Val::Ctx => true,
+            Val::Ctx | Val::CtxMethod(_) => true,
             Val::Seq(items) => items.iter().any(Val::holds_ctx),
             Val::Dict(pairs) => pairs.iter().any(|(_, v)| v.holds_ctx()),
             _ => false,
@@ -228,6 +230,7 @@ impl<'s, 't> Evaluator<'s, 't> {
                 match ev(obj) {
                     Val::Module(id) => self.lookup_depth(id, attr, depth + 1),
                     Val::External(path) => Val::External(format!("{path}.{attr}")),
+                    Val::Ctx => Val::CtxMethod(attr.to_string()),
                     _ => Val::Unknown,
                 }
             }

@@ -495,14 +495,27 @@ impl<'t> Interp<'_, '_, 't> {
         ) else {
             return;
         };
-        if func.kind() == "attribute"
-            && let (Some(obj), Some(method)) = (
+        // `ctx.register_x(...)`, or a ctx method taken as a value (`reg = ctx.register_tool`).
+        let ctx_method = match func.kind() {
+            "attribute" => match (
                 func.child_by_field_name("object"),
                 func.child_by_field_name("attribute"),
-            )
-            && matches!(self.ev.eval(m, obj, Some(env)), Val::Ctx)
-        {
-            let kind = match module.text_of(method) {
+            ) {
+                (Some(obj), Some(method))
+                    if matches!(self.ev.eval(m, obj, Some(env)), Val::Ctx) =>
+                {
+                    Some(module.text_of(method).to_string())
+                }
+                _ => None,
+            },
+            "identifier" => match self.ev.eval(m, func, Some(env)) {
+                Val::CtxMethod(name) => Some(name),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(method) = ctx_method {
+            let kind = match method.as_str() {
                 "register_tool" => RegKind::Tool,
                 "register_hook" => RegKind::Hook,
                 "register_middleware" => RegKind::Middleware,

@@ -62,16 +62,55 @@ pub struct Scopes<'t> {
 impl<'t> Scopes<'t> {
     /// Builds the scopes of every module.
     pub fn build(set: &'t SourceSet) -> Scopes<'t> {
+        let mutated = mutated_names(set);
         let modules = (0..set.modules.len())
             .map(|m| {
                 let mut scope = Scope::default();
                 let root = set.modules[m].tree.root_node();
                 collect(set, m, root, false, &mut scope);
+                // A collection filled in at run time (`TOOLS.append(...)`, `REGISTRY[k] = v`,
+                // a decorator registry) is not known from its literal.
+                for (name, binding) in scope.names.iter_mut() {
+                    if let Binding::Value(node) = binding
+                        && mutated.contains(name.as_str())
+                        && matches!(
+                            node.kind(),
+                            "list"
+                                | "dictionary"
+                                | "set"
+                                | "call"
+                                | "list_comprehension"
+                                | "dictionary_comprehension"
+                        )
+                    {
+                        *binding = Binding::Opaque;
+                    }
+                }
                 scope
             })
             .collect();
         Scopes { modules }
     }
+}
+
+static MUTATION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"\b([A-Za-z_][A-Za-z0-9_]*)\s*(?:\.\s*(?:append|extend|insert|update|add|setdefault|__setitem__|pop|remove|clear)\s*\(|\[[^\]\n]*\]\s*=[^=]|(?:\+|\|)=)",
+    )
+    .expect("valid regex")
+});
+
+/// Names that some module of the package mutates in place.
+fn mutated_names(set: &SourceSet) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for module in &set.modules {
+        for cap in MUTATION.captures_iter(&module.text) {
+            if let Some(name) = cap.get(1) {
+                out.insert(name.as_str().to_string());
+            }
+        }
+    }
+    out
 }
 
 fn bind<'t>(scope: &mut Scope<'t>, name: &str, binding: Binding<'t>, nested: bool) {
