@@ -14,6 +14,21 @@ fn probe(name: &str, extra: &[&str]) -> (i32, Value) {
 }
 
 #[test]
+fn probe_agrees_with_static_analysis_on_class_based_plugins() {
+    let (exit, p) = probe("registration-class-based", &[]);
+    assert_eq!(exit, 0, "{p:#}");
+    let static_tools: Vec<&str> = p["registrations"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(static_tools, ["class_a", "class_b", "class_c"]);
+    assert_eq!(p["probe"]["tools"], serde_json::json!(static_tools));
+    assert_eq!(p["findings"], serde_json::json!([]));
+}
+
+#[test]
 fn probe_agrees_with_static_analysis_on_known_patterns() {
     let (exit, p) = probe("registration-patterns", &[]);
     assert_eq!(exit, 0, "{p:#}");

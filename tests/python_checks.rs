@@ -43,8 +43,16 @@ const PYTHON: &[(&str, Findings)] = &[
     ("probe-hang", &[]),
     ("probe-network", &[]),
     ("probe-os-exit", &[("declared-tools", W)]),
+    ("registration-class-based", &[]),
     ("registration-patterns", &[]),
-    ("registration-runtime-registry", &[("declared-tools", I), ("declared-tools", I), ("declared-tools", W)]),
+    (
+        "registration-runtime-registry",
+        &[
+            ("declared-tools", I),
+            ("declared-tools", I),
+            ("declared-tools", W),
+        ],
+    ),
     ("security-curl-pipe-sh", &[("security-scan", E)]),
     ("security-decode-and-exec", &[("security-scan", E)]),
     ("security-dynamic-eval", &[("security-scan", E)]),

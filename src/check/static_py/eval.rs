@@ -11,6 +11,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use tree_sitter::Node;
 
@@ -40,6 +41,10 @@ pub enum Val<'t> {
     Func(ModId, Node<'t>),
     /// A class defined in a module.
     Class(ModId, Node<'t>),
+    /// An instance of a package class, with the attributes assigned while interpreting.
+    Instance(Rc<Instance<'t>>),
+    /// A method bound to an instance.
+    Method(Rc<Instance<'t>>, ModId, Node<'t>),
     /// Something imported from outside the package, by dotted path.
     External(String),
     /// The plugin context passed to `register(ctx)`.
@@ -72,10 +77,36 @@ impl Val<'_> {
     pub fn holds_ctx(&self) -> bool {
         match self {
             Val::Ctx | Val::CtxMethod(_) => true,
+            Val::Instance(inst) | Val::Method(inst, ..) => inst.attrs.try_borrow().is_ok_and(|a| {
+                a.values()
+                    .any(|v| matches!(v, Val::Ctx | Val::CtxMethod(_)))
+            }),
             Val::Seq(items) => items.iter().any(Val::holds_ctx),
             Val::Dict(pairs) => pairs.iter().any(|(_, v)| v.holds_ctx()),
             _ => false,
         }
+    }
+}
+
+/// An object of a package-defined class.
+#[derive(Debug)]
+pub struct Instance<'t> {
+    /// The module defining the class.
+    pub module: ModId,
+    /// The `class_definition`.
+    pub class: Node<'t>,
+    /// Instance attributes (`self.x = …`) seen so far.
+    pub attrs: RefCell<HashMap<String, Val<'t>>>,
+}
+
+impl<'t> Instance<'t> {
+    /// A fresh instance of a class.
+    pub fn new(module: ModId, class: Node<'t>) -> Rc<Self> {
+        Rc::new(Instance {
+            module,
+            class,
+            attrs: RefCell::new(HashMap::new()),
+        })
     }
 }
 
@@ -227,12 +258,7 @@ impl<'s, 't> Evaluator<'s, 't> {
                     return Val::Unknown;
                 };
                 let attr = module.text_of(attr);
-                match ev(obj) {
-                    Val::Module(id) => self.lookup_depth(id, attr, depth + 1),
-                    Val::External(path) => Val::External(format!("{path}.{attr}")),
-                    Val::Ctx => Val::CtxMethod(attr.to_string()),
-                    _ => Val::Unknown,
-                }
+                self.member(ev(obj), attr, depth)
             }
             "subscript" => {
                 let (Some(value), Some(index)) = (
@@ -309,6 +335,85 @@ impl<'s, 't> Evaluator<'s, 't> {
         }
     }
 
+    /// `value.attr`: a module's name, an extended external path, a ctx method, an instance
+    /// attribute or bound method, or a class member.
+    pub fn member(&self, value: Val<'t>, attr: &str, depth: usize) -> Val<'t> {
+        match value {
+            Val::Module(id) => self.lookup_depth(id, attr, depth + 1),
+            Val::External(path) => Val::External(format!("{path}.{attr}")),
+            Val::Ctx => Val::CtxMethod(attr.to_string()),
+            Val::Instance(inst) => {
+                if let Some(v) = inst.attrs.borrow().get(attr) {
+                    return v.clone();
+                }
+                match self.class_member(inst.module, inst.class, attr, depth) {
+                    Val::Func(fm, def) if def.kind() == "function_definition" => {
+                        Val::Method(inst, fm, def)
+                    }
+                    other => other,
+                }
+            }
+            Val::Class(cm, class) => self.class_member(cm, class, attr, depth),
+            _ => Val::Unknown,
+        }
+    }
+
+    /// A member of a package class (a method or a class-level value), looking through
+    /// package-local base classes.
+    pub fn class_member(&self, m: ModId, class: Node<'t>, name: &str, depth: usize) -> Val<'t> {
+        if depth > MAX_DEPTH || !self.burn() {
+            return Val::Unknown;
+        }
+        let module = &self.set.modules[m];
+        if let Some(body) = class.child_by_field_name("body") {
+            let mut c = body.walk();
+            for stmt in body.named_children(&mut c) {
+                let def = if stmt.kind() == "decorated_definition" {
+                    stmt.child_by_field_name("definition")
+                } else {
+                    Some(stmt)
+                };
+                let Some(def) = def else { continue };
+                match def.kind() {
+                    "function_definition"
+                        if def
+                            .child_by_field_name("name")
+                            .is_some_and(|n| module.text_of(n) == name) =>
+                    {
+                        return Val::Func(m, def);
+                    }
+                    "expression_statement" => {
+                        if let Some(assign) =
+                            def.named_child(0).filter(|a| a.kind() == "assignment")
+                            && assign.child_by_field_name("left").is_some_and(|l| {
+                                l.kind() == "identifier" && module.text_of(l) == name
+                            })
+                            && let Some(right) = assign.child_by_field_name("right")
+                        {
+                            return self.eval_depth(m, right, None, depth + 1);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some(bases) = class.child_by_field_name("superclasses") {
+            let mut c = bases.walk();
+            let bases: Vec<Node<'t>> = bases.named_children(&mut c).collect();
+            for base in bases {
+                if let Val::Class(bm, bclass) = self.eval_depth(m, base, None, depth + 1)
+                    && bclass.id() != class.id()
+                {
+                    let v = self.class_member(bm, bclass, name, depth + 1);
+                    if !matches!(v, Val::Unknown) {
+                        return v;
+                    }
+                }
+            }
+        }
+        Val::Unknown
+    }
+
     fn call(&self, m: ModId, node: Node<'t>, env: Option<&Env<'t>>, depth: usize) -> Val<'t> {
         let module = &self.set.modules[m];
         let (Some(func), Some(args)) = (
@@ -324,6 +429,9 @@ impl<'s, 't> Evaluator<'s, 't> {
                 .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
                 .collect()
         };
+        if let Val::Class(cm, class) = ev(func) {
+            return Val::Instance(Instance::new(cm, class));
+        }
         match func.kind() {
             "identifier" => {
                 let name = module.text_of(func);

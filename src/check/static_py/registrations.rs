@@ -119,6 +119,8 @@ const MAX_LOOP: usize = 1000;
 
 struct Interp<'e, 's, 't> {
     ev: &'e Evaluator<'s, 't>,
+    /// Values produced by calls the interpreter ran (objects constructed with ctx).
+    call_results: std::collections::HashMap<usize, Val<'t>>,
     out: Registrations,
     seen_calls: HashSet<(usize, usize, String)>,
     active: Vec<usize>,
@@ -135,6 +137,7 @@ pub fn find(ev: &Evaluator<'_, '_>) -> Registrations {
     };
     let mut interp = Interp {
         ev,
+        call_results: std::collections::HashMap::new(),
         out: Registrations::default(),
         seen_calls: HashSet::new(),
         active: Vec::new(),
@@ -144,6 +147,11 @@ pub fn find(ev: &Evaluator<'_, '_>) -> Registrations {
             interp.out.analyzed = true;
             interp.out.entry = Some(set.modules[m].at(def));
             interp.call_function(m, def, vec![Val::Ctx], Vec::new(), 0);
+        }
+        Val::Method(inst, m, def) => {
+            interp.out.analyzed = true;
+            interp.out.entry = Some(set.modules[m].at(def));
+            interp.call_function(m, def, vec![Val::Instance(inst), Val::Ctx], Vec::new(), 0);
         }
         Val::Unknown
             if !ev.scopes.modules[root].names.contains_key("register")
@@ -455,12 +463,28 @@ impl<'t> Interp<'_, '_, 't> {
         let value = if right.kind() == "assignment" {
             self.assign(m, right, env, depth);
             Val::Unknown
+        } else if let Some(v) = self.call_results.remove(&right.id()) {
+            v
         } else {
             self.ev.eval(m, right, Some(env))
         };
-        if let Some(left) = assign.child_by_field_name("left") {
-            bind_targets(module, left, value, env);
+        let Some(left) = assign.child_by_field_name("left") else {
+            return;
+        };
+        // `self.x = value` on an object being interpreted.
+        if left.kind() == "attribute"
+            && let (Some(obj), Some(attr)) = (
+                left.child_by_field_name("object"),
+                left.child_by_field_name("attribute"),
+            )
+            && let Val::Instance(inst) = self.ev.eval(m, obj, Some(env))
+        {
+            inst.attrs
+                .borrow_mut()
+                .insert(module.text_of(attr).to_string(), value);
+            return;
         }
+        bind_targets(module, left, value, env);
     }
 
     /// Finds the calls inside an expression (outermost first, not descending into lambdas
@@ -482,7 +506,8 @@ impl<'t> Interp<'_, '_, 't> {
             let children: Vec<Node<'t>> = node.named_children(&mut c).collect();
             stack.extend(children.into_iter().rev());
         }
-        for call in calls {
+        // Innermost calls first, as Python evaluates them.
+        for call in calls.into_iter().rev() {
             self.handle_call(m, call, env, depth);
         }
     }
@@ -525,13 +550,51 @@ impl<'t> Interp<'_, '_, 't> {
             return;
         }
         let (positional, keywords, opaque) = self.arguments(m, args, env);
-        let passes_ctx = positional.iter().any(Val::holds_ctx)
-            || keywords.iter().any(|(_, v)| v.holds_ctx())
-            || opaque;
-        if !passes_ctx {
+        let args_hold_ctx =
+            positional.iter().any(Val::holds_ctx) || keywords.iter().any(|(_, v)| v.holds_ctx());
+        // `Plugin(ctx).install()`: the object built by the inner call (already interpreted,
+        // innermost calls first) is the receiver.
+        let callee = match (
+            func.kind(),
+            func.child_by_field_name("object"),
+            func.child_by_field_name("attribute"),
+        ) {
+            ("attribute", Some(obj), Some(attr)) if self.call_results.contains_key(&obj.id()) => {
+                let receiver = self
+                    .call_results
+                    .get(&obj.id())
+                    .cloned()
+                    .unwrap_or(Val::Unknown);
+                self.ev.member(receiver, module.text_of(attr), 0)
+            }
+            _ => self.ev.eval(m, func, Some(env)),
+        };
+        // Methods of package objects: followed when the object or the arguments carry ctx.
+        if let Val::Method(inst, m2, def) = &callee {
+            if args_hold_ctx || Val::Instance(inst.clone()).holds_ctx() {
+                let mut all = vec![Val::Instance(inst.clone())];
+                all.extend(positional);
+                self.call_function(*m2, *def, all, keywords, depth + 1);
+            }
             return;
         }
-        match self.ev.eval(m, func, Some(env)) {
+        // Constructing a package object with ctx: run its __init__, keep the object.
+        if let Val::Class(m2, class) = &callee {
+            if args_hold_ctx {
+                let inst = super::eval::Instance::new(*m2, *class);
+                if let Val::Func(im, init) = self.ev.class_member(*m2, *class, "__init__", 0) {
+                    let mut all = vec![Val::Instance(inst.clone())];
+                    all.extend(positional);
+                    self.call_function(im, init, all, keywords, depth + 1);
+                }
+                self.call_results.insert(call.id(), Val::Instance(inst));
+            }
+            return;
+        }
+        if !(args_hold_ctx || opaque) {
+            return;
+        }
+        match callee {
             Val::Func(m2, def) => {
                 let memo = (def.id(), 0, format!("{positional:?}{keywords:?}"));
                 if self.seen_calls.insert(memo) {
@@ -653,7 +716,7 @@ impl<'t> Interp<'_, '_, 't> {
             _ => keyword(&["callback", "handler", "fn", "func", "cb"])
                 .or_else(|| positional.get(1).cloned())
                 .and_then(|cb| match cb {
-                    Val::Func(cm, def) => {
+                    Val::Func(cm, def) | Val::Method(_, cm, def) => {
                         let cmod = &self.set().modules[cm];
                         Some(Callback {
                             name: def
