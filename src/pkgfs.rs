@@ -117,6 +117,16 @@ impl PackageRoot {
         &self.root
     }
 
+    /// `path` (under the root) as a `/`-separated path relative to it (`.` for the root).
+    pub fn relative(&self, path: &Path) -> String {
+        let rel = path
+            .strip_prefix(&self.root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.is_empty() { ".".to_string() } else { rel }
+    }
+
     /// Whether a canonical path lies inside (or is) the root.
     pub fn contains(&self, canonical: &Path) -> bool {
         canonical.starts_with(&self.root)

@@ -1,7 +1,5 @@
 //! VAL-19: no file or symlink of the package resolves outside the package root.
 
-use std::path::Path;
-
 use walkdir::WalkDir;
 
 use crate::diag::{CheckId, Diagnostic};
@@ -35,7 +33,7 @@ pub fn check(root: &PackageRoot, out: &mut Vec<Diagnostic>) {
             return;
         }
         let Ok(entry) = entry else { continue };
-        let rel = relative(root.path(), entry.path());
+        let rel = root.relative(entry.path());
         let ft = entry.file_type();
         if ft.is_symlink() {
             let target = std::fs::read_link(entry.path())
@@ -89,15 +87,5 @@ pub fn check(root: &PackageRoot, out: &mut Vec<Diagnostic>) {
                     .hint("Remove it."),
             );
         }
-    }
-}
-
-fn relative(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    let text = rel.to_string_lossy().replace('\\', "/");
-    if text.is_empty() {
-        ".".to_string()
-    } else {
-        text
     }
 }

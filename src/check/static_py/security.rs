@@ -363,37 +363,31 @@ fn check_call<'t>(
         _ => return,
     };
     match path.as_str() {
-        "os.system" | "os.popen" => {
-            if let Some(cmd) = positional.first()
-                && !matches!(ev.eval(m, *cmd, None), Val::Str(_))
-            {
-                push_py(
-                    out,
-                    module,
-                    call,
-                    Level::Medium,
-                    "shell-command",
-                    format!("{path}() of a command built at runtime"),
-                );
-            }
-        }
-        "subprocess.run"
+        "os.system"
+        | "os.popen"
+        | "subprocess.run"
         | "subprocess.call"
         | "subprocess.Popen"
         | "subprocess.check_output"
         | "subprocess.check_call" => {
-            let shell = keyword("shell").is_some_and(|v| module.text_of(v) == "True");
-            if shell
+            let via_shell = path.starts_with("os.")
+                || keyword("shell").is_some_and(|v| module.text_of(v) == "True");
+            if via_shell
                 && let Some(cmd) = positional.first()
                 && !matches!(ev.eval(m, *cmd, None), Val::Str(_))
             {
+                let how = if path.starts_with("os.") {
+                    ""
+                } else {
+                    "shell=True"
+                };
                 push_py(
                     out,
                     module,
                     call,
                     Level::Medium,
                     "shell-command",
-                    format!("{path}(shell=True) of a command built at runtime"),
+                    format!("{path}({how}) of a command built at runtime"),
                 );
             }
         }
@@ -457,12 +451,7 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || e.file_name() != ".git");
     for entry in walker.flatten().take(100_000) {
-        let rel = entry
-            .path()
-            .strip_prefix(root.path())
-            .unwrap_or(entry.path())
-            .to_string_lossy()
-            .replace('\\', "/");
+        let rel = root.relative(entry.path());
         let ft = entry.file_type();
         let file_finding = |level, rule, message: String| SecurityFinding {
             level,

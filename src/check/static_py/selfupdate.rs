@@ -64,11 +64,7 @@ pub fn find(root: &PackageRoot) -> Vec<SelfUpdater> {
         for (i, line) in code.lines().enumerate() {
             if let Some(source) = SOURCES.iter().find(|s| line.contains(*s)) {
                 out.push(SelfUpdater {
-                    file: path
-                        .strip_prefix(root.path())
-                        .unwrap_or(path)
-                        .to_string_lossy()
-                        .replace('\\', "/"),
+                    file: root.relative(path),
                     pos: Pos::new(u32::try_from(i + 1).unwrap_or(u32::MAX), 1),
                     source: (*source).to_string(),
                     writer: (*writer).to_string(),

@@ -320,12 +320,7 @@ impl SourceSet {
             if !entry.file_type().is_file() || entry.path().extension().is_none_or(|e| e != "py") {
                 continue;
             }
-            let rel = entry
-                .path()
-                .strip_prefix(root.path())
-                .unwrap_or(entry.path())
-                .to_string_lossy()
-                .replace('\\', "/");
+            let rel = root.relative(entry.path());
             if is_test_path(&rel) {
                 continue;
             }
