@@ -9,3 +9,4 @@ pub mod located;
 pub mod package;
 pub mod pkgfs;
 pub mod report;
+pub mod resolve;

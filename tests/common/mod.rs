@@ -1,6 +1,9 @@
-//! Helpers shared by the integration tests: run the binary, read its JSON report.
+//! Helpers shared by the integration tests: run the binary, read its JSON report; the test
+//! package index lives in [`index`].
 
 #![allow(dead_code)]
+
+pub mod index;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,574 @@
+//! The uv-facing part of resolution: everything that touches uv's crates (`=0.0.72`, uv
+//! 0.12.5) lives here, wired the way `uv pip compile` wires them for one target interpreter.
+//!
+//! Input: registry requirements, preferred versions, per-package exclude-newer cutoffs, index
+//! configuration, the interpreter. Output: the resolved packages (version, chosen file, hash,
+//! index) and the dependency edges — or, when there is no solution, uv's report plus what the
+//! index says about the packages involved (versions and upload times), so that the caller can
+//! explain the conflict in plugin terms.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use uv_cache::Cache;
+use uv_client::{
+    AuthIntegration, BaseClientBuilder, Connectivity, FlatIndexClient, MetadataFormat,
+    RegistryClientBuilder,
+};
+use uv_configuration::{
+    BuildOptions, Concurrency, Constraints, Excludes, IndexStrategy, KeyringProviderType,
+    NoSources, Overrides,
+};
+use uv_dispatch::{BuildDispatch, SharedState};
+use uv_distribution::DistributionDatabase;
+use uv_distribution_types::{
+    ConfigSettings, DependencyMetadata, Dist, ExtraBuildRequires, ExtraBuildVariables, Index,
+    IndexCapabilities, IndexLocations, IndexUrl, Name, Node, PackageConfigSettings, Resolution,
+    ResolvedDist,
+};
+use uv_normalize::PackageName;
+use uv_pep440::Version;
+use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
+use uv_preview::Preview;
+use uv_pypi_types::Conflicts;
+use uv_python::Interpreter;
+use uv_resolver::{
+    DependencyMode, ExcludeNewer, ExcludeNewerOverride, ExcludeNewerValue, Exclusions, FlatIndex,
+    ForkStrategy, Manifest, OptionsBuilder, Preference, Preferences, Prerelease, PythonRequirement,
+    ResolutionMode, ResolveError, Resolver, ResolverEnvironment,
+};
+use uv_types::{BuildIsolation, EmptyInstalledPackages, HashStrategy, SourceTreeEditablePolicy};
+use uv_workspace::WorkspaceCache;
+
+/// Where packages come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexConfig {
+    /// The primary index (`--index-url`); PyPI when absent and nothing else is given.
+    pub index_url: Option<String>,
+    /// Further indexes (`--extra-index-url`).
+    pub extra_index_urls: Vec<String>,
+    /// Directories or pages of distributions (`--find-links`).
+    pub find_links: Vec<String>,
+}
+
+impl IndexConfig {
+    /// The URL shown in messages for the primary index.
+    pub fn primary(&self) -> String {
+        self.index_url
+            .clone()
+            .unwrap_or_else(|| "https://pypi.org/simple".to_string())
+    }
+}
+
+/// One resolution to run.
+#[derive(Debug, Clone)]
+pub struct EngineRequest {
+    /// The target interpreter.
+    pub python: PathBuf,
+    /// uv's cache directory.
+    pub cache_dir: PathBuf,
+    /// Index configuration.
+    pub index: IndexConfig,
+    /// Registry requirements (markers are evaluated for the target interpreter).
+    pub requirements: Vec<Requirement<VerbatimUrl>>,
+    /// Versions to keep when they still satisfy everything.
+    pub preferences: Vec<(PackageName, Version)>,
+    /// Per-package upload-time cutoffs; packages not listed have none.
+    pub cutoffs: BTreeMap<PackageName, jiff::Timestamp>,
+}
+
+/// Facts about the target interpreter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PythonInfo {
+    /// The interpreter path as given.
+    pub path: PathBuf,
+    /// Full version (`3.11.7`).
+    pub version: String,
+    /// `cpython`, `pypy`, …
+    pub implementation: String,
+    /// `sys_platform` marker value.
+    pub sys_platform: String,
+    /// `platform_machine` marker value.
+    pub platform_machine: String,
+}
+
+/// Whether a chosen file is a wheel or a source distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A built wheel.
+    Wheel,
+    /// A source distribution.
+    Sdist,
+}
+
+/// One resolved package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPackage {
+    /// Normalised name.
+    pub name: PackageName,
+    /// Chosen version.
+    pub version: Version,
+    /// The index URL it comes from.
+    pub index: Option<String>,
+    /// Wheel or sdist.
+    pub kind: FileKind,
+    /// The file name.
+    pub filename: Option<String>,
+    /// The file URL.
+    pub url: Option<String>,
+    /// `sha256` digest (hex), when the index provides one.
+    pub sha256: Option<String>,
+}
+
+/// A successful resolution.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The interpreter resolved for.
+    pub python: PythonInfo,
+    /// Packages, sorted by name.
+    pub packages: Vec<ResolvedPackage>,
+    /// Dependency edges: `None` is the set of input requirements.
+    pub edges: Vec<(Option<PackageName>, PackageName)>,
+}
+
+/// A version of a package as the index lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The version.
+    pub version: Version,
+    /// The latest upload time among its files (milliseconds since the epoch), if known.
+    pub uploaded_ms: Option<i64>,
+}
+
+/// Why resolution failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The requirements cannot be satisfied together.
+    #[error("no solution: {report}")]
+    NoSolution {
+        /// uv's explanation (no colours).
+        report: String,
+        /// uv's hints (no colours).
+        hints: Vec<String>,
+        /// Every package named in the derivation.
+        packages: Vec<PackageName>,
+        /// What the index lists for those packages.
+        listed: BTreeMap<PackageName, Vec<Listed>>,
+        /// The interpreter.
+        python: PythonInfo,
+    },
+    /// The interpreter could not be queried.
+    #[error("cannot use the Python interpreter {path}: {message}")]
+    Interpreter {
+        /// The interpreter path.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The index could not be reached or read.
+    #[error("cannot read the package index {url}: {message}")]
+    Index {
+        /// The index URL.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Anything else (cache, build, invalid configuration).
+    #[error("{0}")]
+    Other(String),
+}
+
+fn other(e: impl std::fmt::Display) -> EngineError {
+    EngineError::Other(e.to_string())
+}
+
+fn strip(text: &str) -> String {
+    anstream::adapter::strip_str(text).to_string()
+}
+
+/// Prepares uv's process-wide state (preview flags, the rayon pool). Idempotent.
+pub fn initialise() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = uv_preview::set(Preview::default());
+        uv_configuration::initialize_rayon_once();
+    });
+}
+
+/// Runs a resolution on a dedicated runtime thread with a large enough stack.
+pub fn resolve(request: EngineRequest) -> Result<Resolved, EngineError> {
+    initialise();
+    let stack = uv_configuration::min_stack_size();
+    std::thread::Builder::new()
+        .name("hermes-plugins-resolve".into())
+        .stack_size(stack)
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .thread_stack_size(stack)
+                .build()
+                .map_err(other)?;
+            let result = runtime.block_on(Box::pin(resolve_async(request)));
+            runtime.shutdown_background();
+            result
+        })
+        .map_err(other)?
+        .join()
+        .unwrap_or_else(|_| Err(EngineError::Other("the resolver thread panicked".into())))
+}
+
+fn preference(name: &PackageName, version: &Version) -> Option<Preference> {
+    let requirement: Requirement<uv_pypi_types::VerbatimParsedUrl> =
+        format!("{name}=={version}").parse().ok()?;
+    Preference::from_entry(uv_requirements_txt::RequirementEntry {
+        requirement: uv_requirements_txt::RequirementsTxtRequirement::Named(requirement),
+        hashes: Vec::new(),
+    })
+    .ok()
+    .flatten()
+}
+
+fn registry_requirement(
+    req: &Requirement<VerbatimUrl>,
+) -> Result<uv_distribution_types::Requirement, EngineError> {
+    let specifier = match &req.version_or_url {
+        None => uv_pep440::VersionSpecifiers::empty(),
+        Some(VersionOrUrl::VersionSpecifier(s)) => s.clone(),
+        Some(VersionOrUrl::Url(u)) => {
+            return Err(EngineError::Other(format!(
+                "direct-URL requirement {} @ {u} cannot enter the shared resolution",
+                req.name
+            )));
+        }
+    };
+    Ok(uv_distribution_types::Requirement {
+        name: req.name.clone(),
+        extras: req.extras.clone(),
+        groups: Box::new([]),
+        marker: req.marker,
+        source: uv_distribution_types::RequirementSource::Registry {
+            specifier,
+            index: None,
+            conflict: None,
+        },
+        origin: None,
+    })
+}
+
+fn python_info(path: PathBuf, interpreter: &Interpreter) -> PythonInfo {
+    let markers = interpreter.markers();
+    PythonInfo {
+        path,
+        version: interpreter.python_full_version().to_string(),
+        implementation: interpreter.implementation_name().to_string(),
+        sys_platform: markers.sys_platform().to_string(),
+        platform_machine: markers.platform_machine().to_string(),
+    }
+}
+
+fn client_error(index: &IndexConfig, error: impl std::fmt::Display) -> EngineError {
+    EngineError::Index {
+        url: index.primary(),
+        message: error.to_string(),
+    }
+}
+
+async fn resolve_async(request: EngineRequest) -> Result<Resolved, EngineError> {
+    let cache = Cache::from_path(&request.cache_dir)
+        .init()
+        .await
+        .map_err(other)?;
+    let python_path = request.python.clone();
+    let interpreter =
+        Interpreter::query(&request.python, &cache).map_err(|e| EngineError::Interpreter {
+            path: python_path.clone(),
+            message: e.to_string(),
+        })?;
+    let python = python_info(python_path, &interpreter);
+    let tags = interpreter.tags().map_err(other)?;
+    let resolver_env = ResolverEnvironment::specific(interpreter.to_resolver_marker_environment());
+    let python_requirement = PythonRequirement::from_interpreter(&interpreter);
+
+    // Indexes, exactly as `uv pip compile --index-url … --extra-index-url … --find-links …`.
+    let mut indexes = Vec::new();
+    if let Some(url) = &request.index.index_url {
+        indexes.push(Index::from_index_url(
+            IndexUrl::from_str(url).map_err(|e| other(format!("invalid index URL {url}: {e}")))?,
+        ));
+    }
+    for url in &request.index.extra_index_urls {
+        indexes.push(Index::from_extra_index_url(
+            IndexUrl::from_str(url).map_err(|e| other(format!("invalid index URL {url}: {e}")))?,
+        ));
+    }
+    let flat = request
+        .index
+        .find_links
+        .iter()
+        .map(|f| {
+            IndexUrl::parse(f, None)
+                .map(Index::from_find_links)
+                .map_err(|e| other(format!("invalid --find-links {f}: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let only_find_links = request.index.index_url.is_none()
+        && request.index.extra_index_urls.is_empty()
+        && !flat.is_empty();
+    let index_locations = IndexLocations::new(indexes, flat, only_find_links);
+    let index_strategy = IndexStrategy::FirstIndex;
+
+    let base = BaseClientBuilder::default()
+        .connectivity(Connectivity::Online)
+        .keyring(KeyringProviderType::Disabled)
+        .auth_integration(AuthIntegration::NoAuthMiddleware)
+        .retries(1);
+    let client = RegistryClientBuilder::new(base, cache.clone())
+        .index_locations(index_locations.clone())
+        .index_strategy(index_strategy)
+        .markers(interpreter.markers())
+        .platform(interpreter.platform())
+        .build()
+        .map_err(other)?;
+
+    let hasher = HashStrategy::None;
+    let build_options = BuildOptions::default();
+    let flat_index = {
+        let flat_client =
+            FlatIndexClient::new(client.cached_client(), client.connectivity(), &cache);
+        let entries = flat_client
+            .fetch_all(index_locations.flat_indexes().map(Index::url))
+            .await
+            .map_err(|e| client_error(&request.index, e))?;
+        FlatIndex::from_entries(entries, Some(tags), &hasher, &build_options)
+    };
+
+    let mut exclude_newer = ExcludeNewer::default();
+    for (name, cutoff) in &request.cutoffs {
+        exclude_newer.package.insert(
+            name.clone(),
+            ExcludeNewerOverride::Enabled(Box::new(ExcludeNewerValue::Absolute(*cutoff))),
+        );
+    }
+
+    let state = SharedState::default();
+    let in_memory_index = state.index().clone();
+    let concurrency = Concurrency::default();
+    let build_constraints = Constraints::default();
+    let dependency_metadata = DependencyMetadata::default();
+    let config_settings = ConfigSettings::default();
+    let config_settings_package = PackageConfigSettings::default();
+    let extra_build_requires = ExtraBuildRequires::default();
+    let extra_build_variables = ExtraBuildVariables::default();
+    let build_hasher = HashStrategy::None;
+    let build_dispatch = BuildDispatch::new(
+        &client,
+        &cache,
+        &build_constraints,
+        &interpreter,
+        &index_locations,
+        &flat_index,
+        &dependency_metadata,
+        state,
+        index_strategy,
+        &config_settings,
+        &config_settings_package,
+        BuildIsolation::Isolated,
+        &extra_build_requires,
+        &extra_build_variables,
+        Default::default(),
+        &build_options,
+        &build_hasher,
+        exclude_newer.clone(),
+        NoSources::None,
+        SourceTreeEditablePolicy::Project,
+        WorkspaceCache::default(),
+        concurrency.clone(),
+        Preview::default(),
+    );
+
+    let requirements = request
+        .requirements
+        .iter()
+        .map(registry_requirement)
+        .collect::<Result<Vec<_>, _>>()?;
+    let preferences = Preferences::from_iter(
+        request
+            .preferences
+            .iter()
+            .filter_map(|(n, v)| preference(n, v)),
+        &resolver_env,
+    );
+    let manifest = Manifest::new(
+        requirements,
+        Constraints::default(),
+        Overrides::default(),
+        Excludes::default(),
+        preferences,
+        None,
+        BTreeSet::new(),
+        Exclusions::default(),
+        Vec::new(),
+    );
+    let options = OptionsBuilder::new()
+        .resolution_mode(ResolutionMode::Highest)
+        .prerelease(Prerelease::default())
+        .fork_strategy(ForkStrategy::default())
+        .dependency_mode(DependencyMode::Transitive)
+        .exclude_newer(exclude_newer.clone())
+        .index_strategy(index_strategy)
+        .build_options(build_options.clone())
+        .build();
+    let resolver = Resolver::new(
+        manifest,
+        options,
+        &python_requirement,
+        resolver_env,
+        interpreter.markers(),
+        Conflicts::empty(),
+        Some(tags),
+        &flat_index,
+        &in_memory_index,
+        &hasher,
+        &build_dispatch,
+        EmptyInstalledPackages,
+        DistributionDatabase::new(
+            &client,
+            &build_dispatch,
+            concurrency.downloads_semaphore.clone(),
+        ),
+    )
+    .map_err(other)?;
+
+    match resolver.resolve().await {
+        Ok(output) => Ok(collect(python, Resolution::from(output))),
+        Err(ResolveError::NoSolution(err)) => {
+            use uv_errors::Hint as _;
+            let report = strip(err.report());
+            let hints: Vec<String> = err.hints().into_iter().map(|h| strip(&h)).collect();
+            let packages: Vec<PackageName> = {
+                let set: BTreeSet<PackageName> = err.packages().cloned().collect();
+                set.into_iter().collect()
+            };
+            let mut listed = BTreeMap::new();
+            let capabilities = IndexCapabilities::default();
+            for name in &packages {
+                let Ok(found) = client
+                    .simple_detail(name, None, &capabilities, &concurrency.downloads_semaphore)
+                    .await
+                else {
+                    continue;
+                };
+                let mut versions: BTreeMap<Version, Option<i64>> = BTreeMap::new();
+                for (_, format) in found {
+                    if let MetadataFormat::Simple(archive) = format {
+                        for datum in uv_client::OwnedArchive::deserialize(&archive) {
+                            let latest = datum
+                                .files
+                                .all(name)
+                                .filter_map(|(_, f)| f.upload_time_utc_ms)
+                                .max();
+                            let entry = versions.entry(datum.version.clone()).or_insert(None);
+                            *entry = (*entry).max(latest);
+                        }
+                    }
+                }
+                listed.insert(
+                    name.clone(),
+                    versions
+                        .into_iter()
+                        .map(|(version, uploaded_ms)| Listed {
+                            version,
+                            uploaded_ms,
+                        })
+                        .collect(),
+                );
+            }
+            Err(EngineError::NoSolution {
+                report,
+                hints,
+                packages,
+                listed,
+                python,
+            })
+        }
+        Err(e) => Err(classify_error(&request.index, e)),
+    }
+}
+
+fn classify_error(index: &IndexConfig, error: ResolveError) -> EngineError {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    let network = message.contains("error sending request")
+        || message.contains("Connection refused")
+        || message.contains("dns error")
+        || message.contains("Failed to fetch")
+        || message.contains("Could not connect");
+    if network {
+        client_error(index, strip(&message))
+    } else {
+        EngineError::Other(strip(&message))
+    }
+}
+
+fn collect(python: PythonInfo, resolution: Resolution) -> Resolved {
+    let graph = resolution.graph();
+    let mut packages = Vec::new();
+    for ix in graph.node_indices() {
+        let Node::Dist { dist, hashes, .. } = &graph[ix] else {
+            continue;
+        };
+        let ResolvedDist::Installable { dist: d, .. } = dist else {
+            continue;
+        };
+        let Some(version) = dist.version().cloned() else {
+            continue;
+        };
+        let file = d.file();
+        let sha256 = hashes
+            .iter()
+            .map(ToString::to_string)
+            .find_map(|h| h.strip_prefix("sha256:").map(str::to_string));
+        packages.push(ResolvedPackage {
+            name: dist.name().clone(),
+            version,
+            index: dist.index().map(|i| i.to_string()),
+            kind: match d.as_ref() {
+                Dist::Built(_) => FileKind::Wheel,
+                Dist::Source(_) => FileKind::Sdist,
+            },
+            filename: file.map(|f| f.filename.to_string()),
+            url: file
+                .and_then(|f| f.url.to_url().ok())
+                .map(|u| u.to_string()),
+            sha256,
+        });
+    }
+    packages.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut edges = Vec::new();
+    for e in graph.edge_indices() {
+        let Some((from, to)) = graph.edge_endpoints(e) else {
+            continue;
+        };
+        let Node::Dist { dist: child, .. } = &graph[to] else {
+            continue;
+        };
+        let parent = match &graph[from] {
+            Node::Root => None,
+            Node::Dist { dist, .. } => Some(dist.name().clone()),
+        };
+        edges.push((parent, child.name().clone()));
+    }
+    edges.sort();
+    edges.dedup();
+    Resolved {
+        python,
+        packages,
+        edges,
+    }
+}

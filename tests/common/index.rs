@@ -1,0 +1,331 @@
+//! A package index for tests: wheels built here, served on 127.0.0.1 as PEP 691 JSON (with
+//! PEP 700 upload times, sha256 hashes and PEP 658 core metadata) and PEP 503 HTML.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use base64::Engine;
+use sha2::{Digest, Sha256};
+
+/// A wheel to publish.
+#[derive(Debug, Clone)]
+pub struct Wheel {
+    /// Project name as written (`My-Pkg`).
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// `Requires-Dist` lines (PEP 508, markers allowed).
+    pub requires_dist: Vec<String>,
+    /// `Requires-Python`, if any.
+    pub requires_python: Option<String>,
+    /// PEP 700 upload time (RFC 3339), if the index should report one.
+    pub upload_time: Option<String>,
+}
+
+impl Wheel {
+    /// A wheel with no dependencies uploaded at `upload_time`.
+    pub fn new(name: &str, version: &str, upload_time: &str) -> Self {
+        Wheel {
+            name: name.to_string(),
+            version: version.to_string(),
+            requires_dist: Vec::new(),
+            requires_python: None,
+            upload_time: Some(upload_time.to_string()),
+        }
+    }
+
+    /// Adds a `Requires-Dist`.
+    pub fn requires(mut self, requirement: &str) -> Self {
+        self.requires_dist.push(requirement.to_string());
+        self
+    }
+
+    /// Sets `Requires-Python`.
+    pub fn requires_python(mut self, spec: &str) -> Self {
+        self.requires_python = Some(spec.to_string());
+        self
+    }
+
+    /// The normalised project name (PEP 503).
+    pub fn normalized(&self) -> String {
+        normalize(&self.name)
+    }
+
+    /// The wheel's filename.
+    pub fn filename(&self) -> String {
+        format!(
+            "{}-{}-py3-none-any.whl",
+            self.normalized().replace('-', "_"),
+            self.version
+        )
+    }
+
+    /// The METADATA text.
+    pub fn metadata(&self) -> String {
+        let mut m = format!(
+            "Metadata-Version: 2.1\nName: {}\nVersion: {}\n",
+            self.name, self.version
+        );
+        if let Some(rp) = &self.requires_python {
+            m.push_str(&format!("Requires-Python: {rp}\n"));
+        }
+        for r in &self.requires_dist {
+            m.push_str(&format!("Requires-Dist: {r}\n"));
+        }
+        m
+    }
+
+    /// Builds the wheel archive.
+    pub fn build(&self) -> Vec<u8> {
+        let module = self.normalized().replace('-', "_");
+        let dist_info = format!("{}-{}.dist-info", module, self.version);
+        let files: Vec<(String, Vec<u8>)> = vec![
+            (format!("{module}/__init__.py"), format!("__version__ = \"{}\"\n", self.version).into_bytes()),
+            (format!("{dist_info}/METADATA"), self.metadata().into_bytes()),
+            (
+                format!("{dist_info}/WHEEL"),
+                b"Wheel-Version: 1.0\nGenerator: hermes-plugins-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n".to_vec(),
+            ),
+        ];
+        let mut record = String::new();
+        for (path, data) in &files {
+            let digest =
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(data));
+            record.push_str(&format!("{path},sha256={digest},{}\n", data.len()));
+        }
+        record.push_str(&format!("{dist_info}/RECORD,,\n"));
+        let mut buffer = std::io::Cursor::new(Vec::new());
+        {
+            let mut zip = zip::ZipWriter::new(&mut buffer);
+            let options = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Deflated);
+            for (path, data) in files.iter().chain(std::iter::once(&(
+                format!("{dist_info}/RECORD"),
+                record.into_bytes(),
+            ))) {
+                zip.start_file(path.as_str(), options).expect("zip entry");
+                zip.write_all(data).expect("zip write");
+            }
+            zip.finish().expect("zip finish");
+        }
+        buffer.into_inner()
+    }
+}
+
+/// PEP 503 name normalisation.
+pub fn normalize(name: &str) -> String {
+    let mut out = String::new();
+    let mut dash = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            dash = true;
+            continue;
+        }
+        if dash && !out.is_empty() {
+            out.push('-');
+        }
+        dash = false;
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+struct Published {
+    wheel: Wheel,
+    bytes: Vec<u8>,
+    sha256: String,
+    metadata_sha256: String,
+}
+
+/// A running index; stops when dropped.
+pub struct TestIndex {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// Where the wheels are also written (for `--find-links` tests).
+    pub wheel_dir: PathBuf,
+    server: Arc<tiny_http::Server>,
+    thread: Option<JoinHandle<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl TestIndex {
+    /// Builds the wheels and starts serving them.
+    pub fn start(wheels: &[Wheel]) -> TestIndex {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let wheel_dir = dir.path().join("wheels");
+        std::fs::create_dir_all(&wheel_dir).expect("wheel dir");
+        let mut projects: BTreeMap<String, Vec<Published>> = BTreeMap::new();
+        for w in wheels {
+            let bytes = w.build();
+            std::fs::write(wheel_dir.join(w.filename()), &bytes).expect("write wheel");
+            let published = Published {
+                sha256: sha256_hex(&bytes),
+                metadata_sha256: sha256_hex(w.metadata().as_bytes()),
+                wheel: w.clone(),
+                bytes,
+            };
+            projects.entry(w.normalized()).or_default().push(published);
+        }
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind loopback"));
+        let port = server.server_addr().to_ip().expect("ip address").port();
+        let base = format!("http://127.0.0.1:{port}");
+        let projects = Arc::new(projects);
+        let srv = server.clone();
+        let thread = std::thread::spawn(move || {
+            for request in srv.incoming_requests() {
+                let _ = respond(request, &projects);
+            }
+        });
+        TestIndex {
+            base,
+            wheel_dir,
+            server,
+            thread: Some(thread),
+            _dir: dir,
+        }
+    }
+
+    /// The simple-API URL (`--index-url`).
+    pub fn url(&self) -> String {
+        format!("{}/simple", self.base)
+    }
+
+    /// The directory of built wheels.
+    pub fn wheels(&self) -> &Path {
+        &self.wheel_dir
+    }
+}
+
+impl Drop for TestIndex {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn respond(
+    request: tiny_http::Request,
+    projects: &BTreeMap<String, Vec<Published>>,
+) -> std::io::Result<()> {
+    let url = request.url().split('?').next().unwrap_or("").to_string();
+    let wants_json = request.headers().iter().any(|h| {
+        h.field.equiv("Accept")
+            && h.value
+                .as_str()
+                .contains("application/vnd.pypi.simple.v1+json")
+    });
+    let header = |k: &str, v: &str| {
+        tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("header")
+    };
+    let parts: Vec<&str> = url.trim_matches('/').split('/').collect();
+    match parts.as_slice() {
+        ["simple"] => {
+            if wants_json {
+                let list: Vec<serde_json::Value> = projects
+                    .keys()
+                    .map(|n| serde_json::json!({"name": n}))
+                    .collect();
+                let body = serde_json::json!({"meta": {"api-version": "1.1"}, "projects": list})
+                    .to_string();
+                request.respond(tiny_http::Response::from_string(body).with_header(header(
+                    "Content-Type",
+                    "application/vnd.pypi.simple.v1+json",
+                )))
+            } else {
+                let links: String = projects
+                    .keys()
+                    .map(|n| format!("<a href=\"/simple/{n}/\">{n}</a>\n"))
+                    .collect();
+                request.respond(
+                    tiny_http::Response::from_string(format!(
+                        "<html><body>\n{links}</body></html>"
+                    ))
+                    .with_header(header("Content-Type", "text/html")),
+                )
+            }
+        }
+        ["simple", name] => {
+            let Some(files) = projects.get(&normalize(name)) else {
+                return request
+                    .respond(tiny_http::Response::from_string("not found").with_status_code(404));
+            };
+            if wants_json {
+                let mut versions: Vec<String> =
+                    files.iter().map(|f| f.wheel.version.clone()).collect();
+                versions.dedup();
+                let entries: Vec<serde_json::Value> = files
+                    .iter()
+                    .map(|f| {
+                        let mut e = serde_json::json!({
+                            "filename": f.wheel.filename(),
+                            "url": format!("/files/{}", f.wheel.filename()),
+                            "hashes": {"sha256": f.sha256},
+                            "size": f.bytes.len(),
+                            "core-metadata": {"sha256": f.metadata_sha256},
+                        });
+                        if let Some(t) = &f.wheel.upload_time {
+                            e["upload-time"] = serde_json::json!(t);
+                        }
+                        if let Some(rp) = &f.wheel.requires_python {
+                            e["requires-python"] = serde_json::json!(rp);
+                        }
+                        e
+                    })
+                    .collect();
+                let body = serde_json::json!({"meta": {"api-version": "1.1"}, "name": normalize(name), "versions": versions, "files": entries}).to_string();
+                request.respond(tiny_http::Response::from_string(body).with_header(header(
+                    "Content-Type",
+                    "application/vnd.pypi.simple.v1+json",
+                )))
+            } else {
+                let links: String = files
+                    .iter()
+                    .map(|f| {
+                        let rp = f.wheel.requires_python.as_deref().map(|r| format!(" data-requires-python=\"{}\"", r.replace('<', "&lt;").replace('>', "&gt;"))).unwrap_or_default();
+                        format!(
+                            "<a href=\"/files/{0}#sha256={1}\"{rp} data-core-metadata=\"sha256={2}\">{0}</a>\n",
+                            f.wheel.filename(),
+                            f.sha256,
+                            f.metadata_sha256
+                        )
+                    })
+                    .collect();
+                request.respond(
+                    tiny_http::Response::from_string(format!(
+                        "<html><body>\n{links}</body></html>"
+                    ))
+                    .with_header(header("Content-Type", "text/html")),
+                )
+            }
+        }
+        ["files", filename] => {
+            let all = projects.values().flatten();
+            if let Some(name) = filename.strip_suffix(".metadata") {
+                if let Some(f) = all.clone().find(|f| f.wheel.filename() == name) {
+                    return request.respond(tiny_http::Response::from_string(f.wheel.metadata()));
+                }
+            } else if let Some(f) = all.clone().find(|f| f.wheel.filename() == *filename) {
+                return request.respond(
+                    tiny_http::Response::from_data(f.bytes.clone())
+                        .with_header(header("Content-Type", "application/octet-stream")),
+                );
+            }
+            request.respond(tiny_http::Response::from_string("not found").with_status_code(404))
+        }
+        _ => request.respond(tiny_http::Response::from_string("not found").with_status_code(404)),
+    }
+}
