@@ -145,3 +145,101 @@ source = { registry = "https://pypi.org/simple" }
         assert_eq!(httpx.version.to_string(), "0.28.1");
     }
 }
+
+/// Core's `pyproject.toml`: its identity, dependencies, extras and quarantine exemptions.
+#[derive(Debug, Clone, Default)]
+pub struct CoreProject {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// `[project].name`.
+    pub name: String,
+    /// `[project].version`.
+    pub version: Option<String>,
+    /// `[project].dependencies`, as written.
+    pub dependencies: Vec<String>,
+    /// `[project.optional-dependencies]`, as written.
+    pub optional_dependencies: BTreeMap<String, Vec<String>>,
+    /// `[tool.uv] exclude-newer` as written (informational).
+    pub exclude_newer: Option<String>,
+    /// `[tool.uv] exclude-newer-package`: package → `"false"` or a date/timestamp, as written.
+    pub exclude_newer_package: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+struct RawPyproject {
+    project: Option<RawProject>,
+    tool: Option<RawTool>,
+}
+
+#[derive(Deserialize)]
+struct RawProject {
+    name: Option<String>,
+    version: Option<String>,
+    #[serde(default)]
+    dependencies: Vec<String>,
+    #[serde(default, rename = "optional-dependencies")]
+    optional_dependencies: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Deserialize)]
+struct RawTool {
+    uv: Option<RawUv>,
+}
+
+#[derive(Deserialize)]
+struct RawUv {
+    #[serde(rename = "exclude-newer")]
+    exclude_newer: Option<String>,
+    #[serde(default, rename = "exclude-newer-package")]
+    exclude_newer_package: BTreeMap<String, toml::Value>,
+}
+
+impl CoreProject {
+    /// Reads `<dir>/pyproject.toml`.
+    pub fn load(dir: &Path) -> Result<CoreProject, CoreError> {
+        let path = dir.join("pyproject.toml");
+        let text = read_limited_text(&path, LOCK_LIMIT).map_err(|source| CoreError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let raw: RawPyproject = toml::from_str(&text).map_err(|e| CoreError::Parse {
+            path: path.clone(),
+            message: e.message().to_string(),
+        })?;
+        let project = raw.project.ok_or_else(|| CoreError::Parse {
+            path: path.clone(),
+            message: "no [project] table".to_string(),
+        })?;
+        let uv = raw.tool.and_then(|t| t.uv);
+        let mut exclude_newer_package = BTreeMap::new();
+        let mut exclude_newer = None;
+        if let Some(uv) = uv {
+            exclude_newer = uv.exclude_newer;
+            for (name, value) in uv.exclude_newer_package {
+                let text = match value {
+                    toml::Value::Boolean(false) => "false".to_string(),
+                    toml::Value::String(s) => s,
+                    toml::Value::Datetime(d) => d.to_string(),
+                    other => {
+                        return Err(CoreError::Parse {
+                            path: path.clone(),
+                            message: format!(
+                                "[tool.uv] exclude-newer-package.{name} must be false or a date, not {other}"
+                            ),
+                        });
+                    }
+                };
+                exclude_newer_package.insert(name, text);
+            }
+        }
+        Ok(CoreProject {
+            path,
+            name: project.name.unwrap_or_else(|| "hermes-agent".to_string()),
+            version: project.version,
+            dependencies: project.dependencies,
+            optional_dependencies: project.optional_dependencies,
+            exclude_newer,
+            exclude_newer_package,
+        })
+    }
+}

@@ -10,3 +10,4 @@ pub mod package;
 pub mod pkgfs;
 pub mod report;
 pub mod resolve;
+pub mod state;

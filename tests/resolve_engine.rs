@@ -92,9 +92,9 @@ fn resolves_against_the_test_index() {
         "2026-03-01T00:00:00Z".parse().unwrap(),
     );
     match engine::resolve(req) {
-        Err(EngineError::NoSolution { listed, report, .. }) => {
-            let alpha = &listed[&PackageName::from_str("alpha").unwrap()];
-            assert_eq!(alpha.len(), 2, "{report}");
+        Err(EngineError::NoSolution(no)) => {
+            let alpha = &no.listed[&PackageName::from_str("alpha").unwrap()];
+            assert_eq!(alpha.len(), 2, "{}", no.report);
             assert!(alpha[1].uploaded_ms.is_some());
         }
         other => panic!("expected no solution, got {other:?}"),

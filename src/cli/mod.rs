@@ -2,6 +2,7 @@
 //! module per command. Commands compose library modules; they hold no business rules.
 
 pub mod completions;
+pub mod resolve;
 pub mod validate;
 
 use std::io::{IsTerminal, Write};
@@ -141,6 +142,8 @@ pub struct Cli {
 pub enum Command {
     /// Validate plugin packages without executing their code
     Validate(validate::ValidateArgs),
+    /// Resolve Hermes core together with plugins (uv's resolver, under the quarantine) and print the lock
+    Resolve(resolve::ResolveArgs),
     /// Print a shell completion script
     Completions(completions::CompletionsArgs),
 }
@@ -179,6 +182,7 @@ pub fn main() -> ExitCode {
     init_logging(&cli.global);
     let result = match &cli.command {
         Command::Validate(args) => validate::run(args, &cli.global),
+        Command::Resolve(args) => resolve::run(args, &cli.global),
         Command::Completions(args) => completions::run(args),
     };
     match result {

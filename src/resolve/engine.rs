@@ -141,23 +141,27 @@ pub struct Listed {
     pub uploaded_ms: Option<i64>,
 }
 
+/// What uv reports when the requirements cannot be satisfied together.
+#[derive(Debug)]
+pub struct NoSolution {
+    /// uv's explanation (no colours).
+    pub report: String,
+    /// uv's hints (no colours).
+    pub hints: Vec<String>,
+    /// Every package named in the derivation.
+    pub packages: Vec<PackageName>,
+    /// What the index lists for those packages.
+    pub listed: BTreeMap<PackageName, Vec<Listed>>,
+    /// The interpreter.
+    pub python: PythonInfo,
+}
+
 /// Why resolution failed.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// The requirements cannot be satisfied together.
-    #[error("no solution: {report}")]
-    NoSolution {
-        /// uv's explanation (no colours).
-        report: String,
-        /// uv's hints (no colours).
-        hints: Vec<String>,
-        /// Every package named in the derivation.
-        packages: Vec<PackageName>,
-        /// What the index lists for those packages.
-        listed: BTreeMap<PackageName, Vec<Listed>>,
-        /// The interpreter.
-        python: PythonInfo,
-    },
+    #[error("no solution: {}", .0.report)]
+    NoSolution(Box<NoSolution>),
     /// The interpreter could not be queried.
     #[error("cannot use the Python interpreter {path}: {message}")]
     Interpreter {
@@ -484,13 +488,13 @@ async fn resolve_async(request: EngineRequest) -> Result<Resolved, EngineError> 
                         .collect(),
                 );
             }
-            Err(EngineError::NoSolution {
+            Err(EngineError::NoSolution(Box::new(NoSolution {
                 report,
                 hints,
                 packages,
                 listed,
                 python,
-            })
+            })))
         }
         Err(e) => Err(classify_error(&request.index, e)),
     }

@@ -1,0 +1,300 @@
+//! `hermes-plugins resolve`: resolve Hermes core together with plugins and print the lock
+//! (or the conflict); with a previous lock, show what would change.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::resolve::engine::IndexConfig;
+use crate::resolve::inputs::{self, CoreInputs};
+use crate::resolve::lock::{Lock, LockDiff};
+use crate::resolve::quarantine::{self, DEFAULT_DAYS};
+use crate::resolve::{self, Failure, Request};
+
+use super::{CliError, GlobalArgs, Status};
+
+/// Arguments of `resolve`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hermes-plugins resolve --core ~/src/hermes-agent                 # core + the plugins enabled in any profile of $HERMES_HOME\n  hermes-plugins resolve --core ~/src/hermes-agent --plugin ./weather --plugin ./news\n  hermes-plugins resolve --plugin ./weather --lock plugins.lock.json  # write (and diff against) a lock file\n  hermes-plugins resolve --plugin ./weather --lock plugins.lock.json --dry-run --json\n\nThe quarantine: packages Hermes core pins itself (its uv.lock) resolve only to releases uploaded at least --quarantine-days ago; core's [tool.uv] exclude-newer-package exemptions are honoured; packages only plugins use are not held back. HERMES_PLUGINS_NOW (RFC 3339) fixes \"now\".\n\nExit codes: 0 resolved; 1 conflict; 2 usage; 3 index/interpreter/I/O problem."
+)]
+pub struct ResolveArgs {
+    /// A plugin directory to include (repeatable); default: the plugins enabled in any profile under --home
+    #[arg(long = "plugin", value_name = "DIR")]
+    pub plugins: Vec<PathBuf>,
+    /// Hermes core checkout (pyproject.toml + uv.lock)
+    #[arg(long, env = "HERMES_PLUGINS_CORE", value_name = "DIR")]
+    pub core: Option<PathBuf>,
+    /// An optional extra of core to include (repeatable)
+    #[arg(long = "extra", value_name = "NAME")]
+    pub extras: Vec<String>,
+    /// Target interpreter whose markers decide [default: $HERMES_PLUGINS_PYTHON, else python3 on PATH]
+    #[arg(long, env = "HERMES_PLUGINS_PYTHON", value_name = "PYTHON")]
+    pub python: Option<PathBuf>,
+    /// Package index [default: $HERMES_PLUGINS_INDEX_URL, $UV_INDEX_URL, else PyPI]
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Another package index (repeatable; also $UV_EXTRA_INDEX_URL)
+    #[arg(long = "extra-index-url", value_name = "URL")]
+    pub extra_index_urls: Vec<String>,
+    /// A directory or page of distributions (repeatable; also $UV_FIND_LINKS)
+    #[arg(long = "find-links", value_name = "PATH_OR_URL")]
+    pub find_links: Vec<String>,
+    /// Quarantine window for packages core pins
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_DAYS)]
+    pub quarantine_days: u32,
+    /// A lock file: its versions are preferred, changes against it are shown, and (without --dry-run) it is rewritten
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<PathBuf>,
+    /// Show what would change; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+fn env_list(name: &str) -> Vec<String> {
+    std::env::var(name)
+        .map(|v| {
+            v.split([' ', ',', '\n'])
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
+    if let Some(p) = given {
+        return Ok(p.clone());
+    }
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join("python3"))
+                .find(|c| c.is_file())
+        })
+        .ok_or_else(|| {
+            CliError::environment(
+                "no Python interpreter found: pass --python or set HERMES_PLUGINS_PYTHON",
+            )
+        })
+}
+
+/// The Hermes home directory: `--home`, `$HERMES_HOME`, else `~/.hermes`.
+pub fn home(global: &GlobalArgs) -> PathBuf {
+    global.home.clone().unwrap_or_else(|| {
+        std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."))
+            .join(".hermes")
+    })
+}
+
+fn read_lock(path: &Path) -> Result<Option<Lock>, CliError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
+            CliError::usage(format!(
+                "{}: not a hermes-plugins lock: {e}",
+                path.display()
+            ))
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CliError::environment(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Writes a file atomically (temporary file in the same directory, fsync, rename).
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Runs `resolve`.
+pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let home = home(global);
+    let now = quarantine::now_from_env().map_err(CliError::usage)?;
+    let core = match &args.core {
+        Some(dir) => Some(CoreInputs::load(dir, &args.extras).map_err(|e| match e {
+            inputs::InputError::UnknownExtra { .. } => CliError::usage(e.to_string()),
+            other => CliError::environment(other.to_string()),
+        })?),
+        None if !args.extras.is_empty() => return Err(CliError::usage("--extra needs --core")),
+        None => None,
+    };
+    let mut warnings = Vec::new();
+    let plugins = if args.plugins.is_empty() {
+        let (plugins, w) =
+            inputs::enabled_plugins(&home).map_err(|e| CliError::environment(e.to_string()))?;
+        warnings.extend(w);
+        plugins
+    } else {
+        args.plugins
+            .iter()
+            .map(|dir| inputs::plugin_from_dir(dir).map_err(|e| CliError::usage(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    for p in &plugins {
+        for e in &p.excluded {
+            warnings.push(format!(
+                "{}: `{}` is not resolved ({})",
+                e.source.describe(),
+                e.raw,
+                e.reason.as_str()
+            ));
+        }
+    }
+    let index = IndexConfig {
+        index_url: args
+            .index_url
+            .clone()
+            .or_else(|| {
+                std::env::var("HERMES_PLUGINS_INDEX_URL")
+                    .ok()
+                    .filter(|s| !s.is_empty())
+            })
+            .or_else(|| std::env::var("UV_INDEX_URL").ok().filter(|s| !s.is_empty())),
+        extra_index_urls: args
+            .extra_index_urls
+            .iter()
+            .cloned()
+            .chain(env_list("UV_EXTRA_INDEX_URL"))
+            .collect(),
+        find_links: args
+            .find_links
+            .iter()
+            .cloned()
+            .chain(env_list("UV_FIND_LINKS"))
+            .collect(),
+    };
+    let previous = match &args.lock {
+        Some(path) => read_lock(path)?,
+        None => None,
+    };
+    let request = Request {
+        core,
+        extras: args.extras.clone(),
+        plugins,
+        python: find_python(args.python.as_ref())?,
+        cache_dir: home.join("pm").join("cache").join("uv"),
+        index,
+        quarantine_days: args.quarantine_days,
+        now,
+        previous: previous.clone(),
+    };
+    for w in &warnings {
+        tracing::warn!("{w}");
+    }
+    let outcome = match resolve::run(&request) {
+        Ok(o) => o,
+        Err(Failure::Environment(message)) => return Err(CliError::environment(message)),
+        Err(Failure::Conflict(conflict)) => {
+            if global.json {
+                let doc = serde_json::json!({ "conflict": conflict, "warnings": warnings });
+                println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            } else {
+                let mut text = String::from("No solution:\n");
+                for s in &conflict.sentences {
+                    text.push_str(&format!("  - {s}\n"));
+                }
+                if !conflict.detail.trim().is_empty() {
+                    text.push_str("\nuv's explanation:\n");
+                    for line in conflict.detail.lines() {
+                        text.push_str(&format!("  {line}\n"));
+                    }
+                }
+                for h in &conflict.hints {
+                    text.push_str(&format!("  hint: {h}\n"));
+                }
+                print!("{text}");
+            }
+            return Ok(Status::Failed);
+        }
+    };
+    let lock = outcome.lock;
+    let diff = previous.as_ref().map(|p| LockDiff::between(p, &lock));
+    if let (Some(path), false) = (&args.lock, args.dry_run) {
+        write_atomically(path, &lock.to_json())
+            .map_err(|e| CliError::environment(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if global.json {
+        let doc = serde_json::json!({
+            "lock": lock,
+            "diff": diff,
+            "written": args.lock.as_ref().filter(|_| !args.dry_run).map(|p| p.display().to_string()),
+            "quarantine": {
+                "days": outcome.quarantine.days,
+                "quarantined": outcome.quarantine.cutoffs.len(),
+                "exempt": outcome.quarantine.exempt.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            },
+            "warnings": warnings,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return Ok(Status::Ok);
+    }
+    let mut text = format!(
+        "Resolved {} package(s) for Python {} ({}, {} {})\n",
+        lock.packages.len(),
+        lock.python.version,
+        lock.python.implementation,
+        lock.python.sys_platform,
+        lock.python.platform_machine
+    );
+    let width = lock
+        .packages
+        .iter()
+        .map(|p| p.name.len() + p.version.len() + 1)
+        .max()
+        .unwrap_or(0);
+    for p in &lock.packages {
+        let id = format!("{} {}", p.name, p.version);
+        text.push_str(&format!("  {id:width$}  {}\n", p.required_by.join(", ")));
+    }
+    if let Some(diff) = &diff {
+        if diff.is_empty() {
+            text.push_str("No changes from the previous lock.\n");
+        } else {
+            text.push_str("Changes from the previous lock:\n");
+            for (n, v) in &diff.added {
+                text.push_str(&format!("  + {n} {v}\n"));
+            }
+            for (n, v) in &diff.removed {
+                text.push_str(&format!("  - {n} {v}\n"));
+            }
+            for (n, a, b) in &diff.changed {
+                text.push_str(&format!("  ~ {n} {a} -> {b}\n"));
+            }
+        }
+    }
+    if !outcome.quarantine.cutoffs.is_empty() {
+        text.push_str(&format!(
+            "Quarantine: {} package(s) pinned by core resolve only to releases at least {} days old",
+            outcome.quarantine.cutoffs.len(),
+            outcome.quarantine.days
+        ));
+        if !outcome.quarantine.exempt.is_empty() {
+            text.push_str(&format!(
+                " (exempt: {})",
+                outcome
+                    .quarantine
+                    .exempt
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        text.push('\n');
+    }
+    if let (Some(path), false) = (&args.lock, args.dry_run) {
+        text.push_str(&format!("Wrote {}\n", path.display()));
+    }
+    print!("{text}");
+    Ok(Status::Ok)
+}

@@ -1,0 +1,311 @@
+//! What goes into a resolution (RES-1): Hermes core's requirements (with the selected extras),
+//! the managed requirements of each plugin, each labelled with where it came from.
+//! Direct-URL requirements, `python_runtime: external` plugins and dependencies on
+//! `hermes-agent` itself are left out, and said so.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use uv_normalize::PackageName;
+use uv_pep508::{Requirement, VerbatimUrl, VersionOrUrl};
+
+use crate::hermes_core::{CoreError, CoreLock, CoreProject};
+use crate::package::declarations::Unmanaged;
+use crate::package::{self, Content, Mode};
+use crate::state::profiles;
+
+/// Who asked for a requirement.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Source {
+    /// Hermes core (its `[project].dependencies`).
+    Core,
+    /// Hermes core, through an optional extra.
+    CoreExtra(String),
+    /// A plugin, by name.
+    Plugin(String),
+}
+
+impl Source {
+    /// The label used in locks: `core` or `plugin:<name>`.
+    pub fn label(&self) -> String {
+        match self {
+            Source::Core | Source::CoreExtra(_) => "core".to_string(),
+            Source::Plugin(name) => format!("plugin:{name}"),
+        }
+    }
+
+    /// How sentences name it: "Hermes core", "Hermes core (extra `x`)", "plugin `weather`".
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Core => "Hermes core".to_string(),
+            Source::CoreExtra(extra) => format!("Hermes core (extra `{extra}`)"),
+            Source::Plugin(name) => format!("plugin `{name}`"),
+        }
+    }
+}
+
+/// A requirement with its origin.
+#[derive(Debug, Clone)]
+pub struct Labelled {
+    /// Who asked for it.
+    pub source: Source,
+    /// As written.
+    pub raw: String,
+    /// Parsed.
+    pub requirement: Requirement<VerbatimUrl>,
+}
+
+/// Why a declared requirement is not resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExcludeReason {
+    /// `name @ url`.
+    DirectUrl,
+    /// The plugin runs its own interpreter.
+    ExternalRuntime,
+    /// A dependency on Hermes itself.
+    HermesAgent,
+}
+
+impl ExcludeReason {
+    /// `direct-url`, `external-runtime`, `hermes-agent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExcludeReason::DirectUrl => "direct-url",
+            ExcludeReason::ExternalRuntime => "external-runtime",
+            ExcludeReason::HermesAgent => "hermes-agent",
+        }
+    }
+}
+
+/// A declared requirement left out of the resolution.
+#[derive(Debug, Clone)]
+pub struct Excluded {
+    /// Who declared it.
+    pub source: Source,
+    /// As written.
+    pub raw: String,
+    /// Why.
+    pub reason: ExcludeReason,
+}
+
+/// Hermes core as an input.
+#[derive(Debug, Clone)]
+pub struct CoreInputs {
+    /// The checkout.
+    pub dir: PathBuf,
+    /// Its project metadata.
+    pub project: CoreProject,
+    /// Its lock (the quarantine list and the preferred versions).
+    pub lock: CoreLock,
+    /// Its requirements, with the selected extras.
+    pub requirements: Vec<Labelled>,
+}
+
+/// A plugin as an input.
+#[derive(Debug, Clone)]
+pub struct PluginInput {
+    /// The plugin's name (what messages call it).
+    pub name: String,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Its managed requirements.
+    pub requirements: Vec<Labelled>,
+    /// Requirements it declared that are not resolved.
+    pub excluded: Vec<Excluded>,
+}
+
+/// Why inputs could not be gathered.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// Core could not be read.
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    /// A core requirement is not PEP 508.
+    #[error("{path}: `{raw}` is not a valid PEP 508 requirement: {message}")]
+    CoreRequirement {
+        /// pyproject.toml.
+        path: PathBuf,
+        /// The requirement.
+        raw: String,
+        /// Parser message.
+        message: String,
+    },
+    /// An extra that core does not define.
+    #[error("Hermes core has no extra `{extra}` (it has: {available})")]
+    UnknownExtra {
+        /// The extra asked for.
+        extra: String,
+        /// The extras core defines.
+        available: String,
+    },
+    /// A plugin directory could not be loaded.
+    #[error("{path}: {message}")]
+    Plugin {
+        /// The directory.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The default profile's configuration could not be read.
+    #[error("cannot read the selection of the default profile: {0}")]
+    Profile(#[from] profiles::ProfileError),
+}
+
+fn hermes() -> PackageName {
+    PackageName::from_str("hermes-agent").expect("valid name")
+}
+
+impl CoreInputs {
+    /// Reads core's pyproject and lock, with the given extras.
+    pub fn load(dir: &Path, extras: &[String]) -> Result<CoreInputs, InputError> {
+        let project = CoreProject::load(dir)?;
+        let lock = CoreLock::load(dir)?;
+        let mut requirements = Vec::new();
+        let parse = |raw: &String, source: Source| -> Result<Labelled, InputError> {
+            let requirement = Requirement::<VerbatimUrl>::parse(raw, dir).map_err(|e| {
+                InputError::CoreRequirement {
+                    path: project.path.clone(),
+                    raw: raw.clone(),
+                    message: e.message.to_string(),
+                }
+            })?;
+            Ok(Labelled {
+                source,
+                raw: raw.clone(),
+                requirement,
+            })
+        };
+        for raw in &project.dependencies {
+            requirements.push(parse(raw, Source::Core)?);
+        }
+        for extra in extras {
+            let Some(list) = project.optional_dependencies.get(extra) else {
+                return Err(InputError::UnknownExtra {
+                    extra: extra.clone(),
+                    available: project
+                        .optional_dependencies
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            };
+            for raw in list {
+                let labelled = parse(raw, Source::CoreExtra(extra.clone()))?;
+                // `hermes-agent[other-extra]` inside an extra refers to core itself.
+                if labelled.requirement.name != hermes() {
+                    requirements.push(labelled);
+                }
+            }
+        }
+        requirements
+            .retain(|r| !matches!(r.requirement.version_or_url, Some(VersionOrUrl::Url(_))));
+        Ok(CoreInputs {
+            dir: dir.to_path_buf(),
+            project,
+            lock,
+            requirements,
+        })
+    }
+}
+
+/// Loads a plugin directory's managed requirements.
+pub fn plugin_from_dir(dir: &Path) -> Result<PluginInput, InputError> {
+    let loaded = package::load_dir(dir, Mode::Runtime).map_err(|e| InputError::Plugin {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let name = loaded.name();
+    let source = Source::Plugin(name.clone());
+    let mut input = PluginInput {
+        name,
+        dir: dir.to_path_buf(),
+        requirements: Vec::new(),
+        excluded: Vec::new(),
+    };
+    let Content::Native(native) = &loaded.content else {
+        // Portable packages import no Python.
+        return Ok(input);
+    };
+    if native.manifest.is_none() {
+        let reason = loaded
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == crate::diag::Severity::Error)
+            .map_or_else(
+                || "the manifest cannot be read".to_string(),
+                |d| d.message.clone(),
+            );
+        return Err(InputError::Plugin {
+            path: dir.to_path_buf(),
+            message: reason,
+        });
+    }
+    for req in &native.declarations.managed {
+        input.requirements.push(Labelled {
+            source: source.clone(),
+            raw: req.raw.clone(),
+            requirement: req.requirement.clone(),
+        });
+    }
+    for (req, why) in &native.declarations.unmanaged {
+        input.excluded.push(Excluded {
+            source: source.clone(),
+            raw: req.raw.clone(),
+            reason: match why {
+                Unmanaged::DirectUrl => ExcludeReason::DirectUrl,
+                Unmanaged::ExternalRuntime => ExcludeReason::ExternalRuntime,
+            },
+        });
+    }
+    for d in &loaded.diagnostics {
+        if d.message.contains("dependency on hermes-agent is dropped")
+            && let Some(raw) = &d.value
+        {
+            input.excluded.push(Excluded {
+                source: source.clone(),
+                raw: raw.clone(),
+                reason: ExcludeReason::HermesAgent,
+            });
+        }
+    }
+    Ok(input)
+}
+
+/// The plugins enabled in every profile under `home`, found in `<home>/plugins` (flat or
+/// category layout), with warnings for unreadable named profiles and enabled plugins that are
+/// not installed.
+pub fn enabled_plugins(home: &Path) -> Result<(Vec<PluginInput>, Vec<String>), InputError> {
+    let (profiles, profile_warnings) = profiles::read_profiles(home)?;
+    let mut warnings: Vec<String> = profile_warnings
+        .iter()
+        .map(|w| format!("skipping a profile: {w}"))
+        .collect();
+    let mut wanted: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in &profiles {
+        for key in p.selected() {
+            wanted.entry(key.clone()).or_default().push(p.name.clone());
+        }
+    }
+    let installed = match package::load_path(&home.join("plugins"), Mode::Runtime) {
+        Ok(tree) => tree.packages,
+        Err(_) => Vec::new(),
+    };
+    let mut out = Vec::new();
+    for (key, profile_names) in wanted {
+        let found = installed
+            .iter()
+            .find(|p| p.key == key)
+            .or_else(|| installed.iter().find(|p| p.name() == key));
+        match found {
+            Some(p) => out.push(plugin_from_dir(&p.dir)?),
+            None => warnings.push(format!(
+                "plugin `{key}` is enabled (profile {}) but not installed in {}",
+                profile_names.join(", "),
+                home.join("plugins").display()
+            )),
+        }
+    }
+    Ok((out, warnings))
+}

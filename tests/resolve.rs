@@ -1,0 +1,470 @@
+//! `hermes-plugins resolve` against the loopback test index: the quarantine, conflicts in
+//! plugin terms, exclusions, the lock and its determinism.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::index::{TestIndex, Wheel};
+use common::*;
+use serde_json::Value;
+
+const NOW: &str = "2026-12-01T00:00:00Z";
+
+/// The test index: core's packages (httpx, pyyaml) and plugin-only ones.
+fn index() -> TestIndex {
+    TestIndex::start(&[
+        Wheel::new("httpx", "0.28.1", "2026-01-10T00:00:00Z").requires("idna>=3"),
+        Wheel::new("httpx", "0.29.0", "2026-11-25T12:00:00Z").requires("idna>=3"),
+        Wheel::new("idna", "3.10", "2025-09-01T00:00:00Z"),
+        Wheel::new("pyyaml", "6.0.2", "2025-08-01T00:00:00Z"),
+        Wheel::new("weatherlib", "1.0.0", "2026-11-30T00:00:00Z").requires("httpx>=0.28"),
+        Wheel::new("colorlib", "1.0.0", "2025-01-01T00:00:00Z"),
+        Wheel::new("colorlib", "2.0.0", "2025-06-01T00:00:00Z"),
+        Wheel::new("oldpy", "1.0.0", "2025-01-01T00:00:00Z"),
+    ])
+}
+
+/// A Hermes core checkout with the given dependencies and `[tool.uv]` table.
+fn make_core(dir: &Path, dependencies: &[&str], tool_uv: &str) -> PathBuf {
+    let core = dir.join("core");
+    std::fs::create_dir_all(&core).unwrap();
+    let deps = dependencies
+        .iter()
+        .map(|d| format!("  \"{d}\",\n"))
+        .collect::<String>();
+    std::fs::write(
+        core.join("pyproject.toml"),
+        format!("[project]\nname = \"hermes-agent\"\nversion = \"0.19.0\"\ndependencies = [\n{deps}]\n\n[project.optional-dependencies]\nyaml = [\"pyyaml>=6,<7\"]\n\n[tool.uv]\nexclude-newer = \"14 days\"\n{tool_uv}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        core.join("uv.lock"),
+        "version = 1\nrevision = 2\nrequires-python = \">=3.10\"\n\n[[package]]\nname = \"hermes-agent\"\nversion = \"0.19.0\"\nsource = { editable = \".\" }\n\n[[package]]\nname = \"httpx\"\nversion = \"0.28.1\"\nsource = { registry = \"https://pypi.org/simple\" }\n\n[[package]]\nname = \"idna\"\nversion = \"3.10\"\nsource = { registry = \"https://pypi.org/simple\" }\n\n[[package]]\nname = \"pyyaml\"\nversion = \"6.0.2\"\nsource = { registry = \"https://pypi.org/simple\" }\n",
+    )
+    .unwrap();
+    core
+}
+
+/// A native plugin declaring `deps` as python_dependencies.
+fn plugin(dir: &Path, name: &str, deps: &[&str]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::create_dir_all(&p).unwrap();
+    let list = deps
+        .iter()
+        .map(|d| format!("  - \"{d}\"\n"))
+        .collect::<String>();
+    std::fs::write(
+        p.join("plugin.yaml"),
+        format!("name: {name}\nversion: 1.0.0\ndescription: test plugin\nmanifest_version: 2\npython_dependencies:\n{list}"),
+    )
+    .unwrap();
+    std::fs::write(p.join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
+    p
+}
+
+struct Resolve {
+    code: i32,
+    json: Value,
+    stderr: String,
+}
+
+fn resolve(home: &Path, index: &TestIndex, args: &[&str]) -> Resolve {
+    let out = bin()
+        .env("HERMES_PLUGINS_NOW", NOW)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env_remove("UV_INDEX_URL")
+        .env_remove("HERMES_PLUGINS_INDEX_URL")
+        .args(["resolve", "--json", "--home"])
+        .arg(home)
+        .args(["--index-url", &index.url()])
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("JSON on stdout ({e}):\n{stdout}\nstderr:\n{stderr}"));
+    Resolve {
+        code: out.status.code().unwrap(),
+        json,
+        stderr,
+    }
+}
+
+fn versions(lock: &Value) -> Vec<(String, String)> {
+    lock["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["version"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn version_of(lock: &Value, name: &str) -> Option<String> {
+    versions(lock)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+#[test]
+fn a_too_new_core_package_is_held_back_with_dates() {
+    let index = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let core = make_core(tmp.path(), &["httpx>=0.28,<1", "pyyaml>=6,<7"], "");
+    let newer = plugin(tmp.path(), "newhttp", &["httpx>=0.29,<1"]);
+    let r = resolve(
+        tmp.path(),
+        &index,
+        &["--core", &s(&core), "--plugin", &s(&newer)],
+    );
+    assert_eq!(r.code, 1, "{:#} {}", r.json, r.stderr);
+    let sentences: Vec<&str> = r.json["conflict"]["sentences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        sentences.iter().any(|s| s.contains("plugin `newhttp` requires `httpx>=0.29,<1`")
+            && s.contains("httpx 0.29.0 was uploaded 2026-11-25; the core quarantine admits it from 2026-12-09")),
+        "{sentences:#?}"
+    );
+    let httpx = r.json["conflict"]["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "httpx")
+        .unwrap();
+    assert_eq!(httpx["held_back"][0]["version"], "0.29.0");
+    assert_eq!(httpx["held_back"][0]["eligible_from"], "2026-12-09");
+    assert_eq!(
+        r.json["conflict"]["plugins"],
+        serde_json::json!(["newhttp"])
+    );
+}
+
+#[test]
+fn plugin_only_packages_are_not_quarantined_and_core_pins_stay() {
+    let index = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let core = make_core(tmp.path(), &["httpx>=0.28,<1", "pyyaml>=6,<7"], "");
+    let weather = plugin(tmp.path(), "weather", &["weatherlib>=1,<2"]);
+    let r = resolve(
+        tmp.path(),
+        &index,
+        &["--core", &s(&core), "--plugin", &s(&weather)],
+    );
+    assert_eq!(r.code, 0, "{:#} {}", r.json, r.stderr);
+    let lock = &r.json["lock"];
+    assert_eq!(
+        version_of(lock, "weatherlib").as_deref(),
+        Some("1.0.0"),
+        "uploaded yesterday, but only a plugin uses it"
+    );
+    assert_eq!(
+        version_of(lock, "httpx").as_deref(),
+        Some("0.28.1"),
+        "core's pin holds"
+    );
+    let httpx = lock["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "httpx")
+        .unwrap();
+    assert_eq!(
+        httpx["required_by"],
+        serde_json::json!(["core", "plugin:weather"])
+    );
+    assert_eq!(httpx["sha256"].as_str().unwrap().len(), 64);
+    assert!(httpx["url"].as_str().unwrap().starts_with(&index.base));
+    assert_eq!(lock["core"]["name"], "hermes-agent");
+}
+
+#[test]
+fn core_exemptions_are_honoured() {
+    let index = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let core = make_core(
+        tmp.path(),
+        &["httpx>=0.28,<1", "pyyaml>=6,<7"],
+        "exclude-newer-package = { httpx = false }",
+    );
+    let newer = plugin(tmp.path(), "newhttp", &["httpx>=0.29,<1"]);
+    let r = resolve(
+        tmp.path(),
+        &index,
+        &["--core", &s(&core), "--plugin", &s(&newer)],
+    );
+    assert_eq!(r.code, 0, "{:#} {}", r.json, r.stderr);
+    assert_eq!(
+        version_of(&r.json["lock"], "httpx").as_deref(),
+        Some("0.29.0")
+    );
+    assert_eq!(r.json["quarantine"]["exempt"], serde_json::json!(["httpx"]));
+
+    // A dated exemption after the upload admits it too.
+    let tmp = tempfile::tempdir().unwrap();
+    let core = make_core(
+        tmp.path(),
+        &["httpx>=0.28,<1"],
+        "exclude-newer-package = { httpx = \"2026-11-28T00:00:00Z\" }",
+    );
+    let newer = plugin(tmp.path(), "newhttp", &["httpx>=0.29,<1"]);
+    let r = resolve(
+        tmp.path(),
+        &index,
+        &["--core", &s(&core), "--plugin", &s(&newer)],
+    );
+    assert_eq!(r.code, 0, "{:#} {}", r.json, r.stderr);
+    assert_eq!(
+        version_of(&r.json["lock"], "httpx").as_deref(),
+        Some("0.29.0")
+    );
+}
+
+#[test]
+fn two_plugins_in_conflict_are_both_named() {
+    let index = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let a = plugin(tmp.path(), "painter", &["colorlib<2"]);
+    let b = plugin(tmp.path(), "printer", &["colorlib>=2,<3"]);
+    let r = resolve(
+        tmp.path(),
+        &index,
+        &["--plugin", &s(&a), "--plugin", &s(&b)],
+    );
+    assert_eq!(r.code, 1, "{:#}", r.json);
+    let sentences = r.json["conflict"]["sentences"].to_string();
+    assert!(
+        sentences.contains(
+            "plugin `painter` requires `colorlib<2`, but plugin `printer` requires `colorlib>=2,<3`"
+        ),
+        "{sentences}"
+    );
+    assert_eq!(
+        r.json["conflict"]["plugins"],
+        serde_json::json!(["painter", "printer"])
+    );
+}
+
+#[test]
+fn a_plugin_against_core_names_core() {
+    let index = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let core = make_core(
+        tmp.path(),
+        &["httpx==0.28.1"],
+        "exclude-newer-package = { httpx = false }",
+    );
+    let weather = plugin(tmp.path(), "weather", &["httpx>=0.29,<1"]);
+    let r = resolve(
+        tmp.path(),
+        &index,
+        &["--core", &s(&core), "--plugin", &s(&weather)],
+    );
+    assert_eq!(r.code, 1, "{:#}", r.json);
+    let sentences = r.json["conflict"]["sentences"].to_string();
+    assert!(
+        sentences.contains(
+            "plugin `weather` requires `httpx>=0.29,<1`, but Hermes core pins `httpx==0.28.1`"
+        ),
+        "{sentences}"
+    );
+}
+
+#[test]
+fn markers_self_dependencies_and_direct_urls_are_left_out() {
+    let index = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = plugin(
+        tmp.path(),
+        "mixed",
+        &[
+            "oldpy>=1,<2 ; python_version < '3.8'",
+            "hermes-agent>=0.19",
+            "mylib @ https://example.com/mylib-1.0-py3-none-any.whl",
+            "colorlib>=2,<3",
+        ],
+    );
+    let r = resolve(tmp.path(), &index, &["--plugin", &s(&p)]);
+    assert_eq!(r.code, 0, "{:#} {}", r.json, r.stderr);
+    assert_eq!(
+        versions(&r.json["lock"]),
+        [("colorlib".to_string(), "2.0.0".to_string())]
+    );
+    let excluded: Vec<(&str, &str)> = r.json["lock"]["excluded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["requirement"].as_str().unwrap(),
+                e["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        excluded.contains(&("hermes-agent>=0.19", "hermes-agent")),
+        "{excluded:?}"
+    );
+    assert!(
+        excluded.contains(&(
+            "mylib @ https://example.com/mylib-1.0-py3-none-any.whl",
+            "direct-url"
+        )),
+        "{excluded:?}"
+    );
+    assert!(
+        r.json["warnings"].to_string().contains("direct-url"),
+        "the direct URL is warned about"
+    );
+}
+
+#[test]
+fn the_lock_is_deterministic_and_diffs_against_the_previous_one() {
+    let index = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let core = make_core(tmp.path(), &["httpx>=0.28,<1", "pyyaml>=6,<7"], "");
+    let weather = plugin(tmp.path(), "weather", &["weatherlib>=1,<2"]);
+    let lock1 = tmp.path().join("one.lock.json");
+    let lock2 = tmp.path().join("two.lock.json");
+    for path in [&lock1, &lock2] {
+        let r = resolve(
+            tmp.path(),
+            &index,
+            &[
+                "--core",
+                &s(&core),
+                "--plugin",
+                &s(&weather),
+                "--lock",
+                &s(path),
+            ],
+        );
+        assert_eq!(r.code, 0, "{:#} {}", r.json, r.stderr);
+    }
+    let (a, b) = (
+        std::fs::read(&lock1).unwrap(),
+        std::fs::read(&lock2).unwrap(),
+    );
+    assert_eq!(a, b, "same inputs, byte-identical lock");
+    let schema = validator(&repo().join("catalog-schema/lock.schema.json"));
+    let lock: Value = serde_json::from_slice(&a).unwrap();
+    assert!(
+        violations(&schema, &lock).is_empty(),
+        "{:?}",
+        violations(&schema, &lock)
+    );
+
+    // Adding a plugin: --dry-run shows the change and writes nothing.
+    let painter = plugin(tmp.path(), "painter", &["colorlib<2"]);
+    let r = resolve(
+        tmp.path(),
+        &index,
+        &[
+            "--core",
+            &s(&core),
+            "--plugin",
+            &s(&weather),
+            "--plugin",
+            &s(&painter),
+            "--lock",
+            &s(&lock1),
+            "--dry-run",
+        ],
+    );
+    assert_eq!(r.code, 0);
+    assert_eq!(
+        r.json["diff"]["added"],
+        serde_json::json!([["colorlib", "1.0.0"]])
+    );
+    assert_eq!(
+        std::fs::read(&lock1).unwrap(),
+        a,
+        "--dry-run writes nothing"
+    );
+}
+
+#[test]
+fn enabled_plugins_of_every_profile_are_resolved_by_default() {
+    let index = index();
+    let home = tempfile::tempdir().unwrap();
+    let plugins = home.path().join("plugins");
+    plugin(&plugins, "weather", &["weatherlib>=1,<2"]);
+    plugin(&plugins, "painter", &["colorlib<2"]);
+    plugin(&plugins, "idle", &["oldpy>=1,<2"]);
+    std::fs::write(
+        home.path().join("config.yaml"),
+        "plugins:\n  enabled: [weather]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join("profiles/art")).unwrap();
+    std::fs::write(
+        home.path().join("profiles/art/config.yaml"),
+        "plugins:\n  enabled: [painter, ghost]\n",
+    )
+    .unwrap();
+    let r = resolve(home.path(), &index, &[]);
+    assert_eq!(r.code, 0, "{:#} {}", r.json, r.stderr);
+    let names: Vec<String> = versions(&r.json["lock"])
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert!(
+        names.contains(&"weatherlib".to_string()) && names.contains(&"colorlib".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&"oldpy".to_string()),
+        "not enabled anywhere"
+    );
+    assert!(
+        r.json["warnings"]
+            .to_string()
+            .contains("`ghost` is enabled"),
+        "{:#}",
+        r.json["warnings"]
+    );
+
+    std::fs::write(home.path().join("config.yaml"), "plugins: [broken\n").unwrap();
+    let out = bin()
+        .args(["resolve", "--home"])
+        .arg(home.path())
+        .args(["--index-url", &index.url()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "an unreadable primary config is an error"
+    );
+}
+
+#[test]
+fn an_unreachable_index_is_an_environment_error_naming_the_url() {
+    let tmp = tempfile::tempdir().unwrap();
+    let weather = plugin(tmp.path(), "weather", &["weatherlib>=1,<2"]);
+    let out = bin()
+        .env("HERMES_PLUGINS_NOW", NOW)
+        .args(["resolve", "--home"])
+        .arg(tmp.path())
+        .args(["--index-url", "http://127.0.0.1:9/simple", "--plugin"])
+        .arg(&weather)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("http://127.0.0.1:9/simple"), "{stderr}");
+}
