@@ -158,9 +158,29 @@ pub fn explain(
                 .collect();
             let any_admitted = satisfying.iter().any(|l| admitted(l));
             if !any_admitted && !satisfying.is_empty() {
-                let who = demands
+                // Blame the demands that alone leave no admitted version; failing that, every
+                // demand that narrows the range at all.
+                let narrowing: Vec<&&Labelled> = demands
                     .iter()
-                    .filter(|d| matches!(d.source, super::inputs::Source::Plugin(_)))
+                    .filter(|d| !specifiers(d).is_empty())
+                    .collect();
+                let excluding: Vec<&&Labelled> = narrowing
+                    .iter()
+                    .copied()
+                    .filter(|d| {
+                        let spec = specifiers(d);
+                        !versions
+                            .iter()
+                            .any(|l| admitted(l) && spec.contains(&l.version))
+                    })
+                    .collect();
+                let blamed = if excluding.is_empty() {
+                    narrowing
+                } else {
+                    excluding
+                };
+                let who = blamed
+                    .iter()
                     .map(|d| format!("{} requires `{}`", d.source.describe(), d.raw))
                     .collect::<Vec<_>>()
                     .join(" and ");

@@ -4,9 +4,11 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 use base64::Engine;
@@ -155,8 +157,8 @@ pub struct TestIndex {
     pub base: String,
     /// Where the wheels are also written (for `--find-links` tests).
     pub wheel_dir: PathBuf,
-    server: Arc<tiny_http::Server>,
-    thread: Option<JoinHandle<()>>,
+    stop: Arc<AtomicBool>,
+    acceptor: Option<JoinHandle<()>>,
     _dir: tempfile::TempDir,
 }
 
@@ -178,21 +180,31 @@ impl TestIndex {
             };
             projects.entry(w.normalized()).or_default().push(published);
         }
-        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind loopback"));
-        let port = server.server_addr().to_ip().expect("ip address").port();
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let port = listener.local_addr().expect("local address").port();
         let base = format!("http://127.0.0.1:{port}");
         let projects = Arc::new(projects);
-        let srv = server.clone();
-        let thread = std::thread::spawn(move || {
-            for request in srv.incoming_requests() {
-                let _ = respond(request, &projects);
-            }
-        });
+        let stop = Arc::new(AtomicBool::new(false));
+        // One thread per connection, each serving its keep-alive requests in order: resolvers
+        // open many connections at once and none may wait on another.
+        let acceptor = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let projects = projects.clone();
+                    std::thread::spawn(move || serve_connection(stream, &projects));
+                }
+            })
+        };
         TestIndex {
             base,
             wheel_dir,
-            server,
-            thread: Some(thread),
+            stop,
+            acceptor: Some(acceptor),
             _dir: dir,
         }
     }
@@ -210,28 +222,114 @@ impl TestIndex {
 
 impl Drop for TestIndex {
     fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the acceptor so it sees the flag.
+        let _ = TcpStream::connect(self.base.trim_start_matches("http://"));
+        if let Some(t) = self.acceptor.take() {
             let _ = t.join();
         }
     }
 }
 
-fn respond(
-    request: tiny_http::Request,
-    projects: &BTreeMap<String, Vec<Published>>,
-) -> std::io::Result<()> {
-    let url = request.url().split('?').next().unwrap_or("").to_string();
-    let wants_json = request.headers().iter().any(|h| {
-        h.field.equiv("Accept")
-            && h.value
-                .as_str()
-                .contains("application/vnd.pypi.simple.v1+json")
-    });
-    let header = |k: &str, v: &str| {
-        tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("header")
+/// Serves HTTP/1.1 GET/HEAD requests on one connection until the client closes it.
+fn serve_connection(stream: TcpStream, projects: &BTreeMap<String, Vec<Published>>) {
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(60)));
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
     };
-    let parts: Vec<&str> = url.trim_matches('/').split('/').collect();
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut request_line = String::new();
+        match reader.read_line(&mut request_line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let mut parts = request_line.split_whitespace();
+        let (Some(method), Some(target)) = (parts.next(), parts.next()) else {
+            return;
+        };
+        let (method, target) = (method.to_string(), target.to_string());
+        let mut accept = String::new();
+        let mut close = false;
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
+                if k == "accept" {
+                    accept = v.to_string();
+                } else if k == "connection" && v.eq_ignore_ascii_case("close") {
+                    close = true;
+                }
+            }
+        }
+        let path = target.split('?').next().unwrap_or("");
+        let wants_json = accept.contains("application/vnd.pypi.simple.v1+json");
+        let reply = respond(path, wants_json, projects);
+        if std::env::var_os("INDEX_DEBUG").is_some() {
+            eprintln!("index: {method} {target} -> {}", reply.status);
+        }
+        let reason = if reply.status == 200 {
+            "OK"
+        } else {
+            "Not Found"
+        };
+        let head = format!(
+            "HTTP/1.1 {} {reason}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}\r\n",
+            reply.status,
+            reply.content_type,
+            reply.body.len(),
+            if close { "Connection: close\r\n" } else { "" }
+        );
+        let written = writer.write_all(head.as_bytes()).and_then(|()| {
+            if method == "HEAD" {
+                Ok(())
+            } else {
+                writer.write_all(&reply.body)
+            }
+        });
+        if written.and_then(|()| writer.flush()).is_err() || close {
+            return;
+        }
+    }
+}
+
+/// One response.
+struct Reply {
+    status: u16,
+    content_type: &'static str,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn ok(content_type: &'static str, body: impl Into<Vec<u8>>) -> Reply {
+        Reply {
+            status: 200,
+            content_type,
+            body: body.into(),
+        }
+    }
+
+    fn not_found() -> Reply {
+        Reply {
+            status: 404,
+            content_type: "text/plain",
+            body: b"not found".to_vec(),
+        }
+    }
+}
+
+const SIMPLE_JSON: &str = "application/vnd.pypi.simple.v1+json";
+
+fn respond(path: &str, wants_json: bool, projects: &BTreeMap<String, Vec<Published>>) -> Reply {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     match parts.as_slice() {
         ["simple"] => {
             if wants_json {
@@ -241,27 +339,18 @@ fn respond(
                     .collect();
                 let body = serde_json::json!({"meta": {"api-version": "1.1"}, "projects": list})
                     .to_string();
-                request.respond(tiny_http::Response::from_string(body).with_header(header(
-                    "Content-Type",
-                    "application/vnd.pypi.simple.v1+json",
-                )))
+                Reply::ok(SIMPLE_JSON, body)
             } else {
                 let links: String = projects
                     .keys()
                     .map(|n| format!("<a href=\"/simple/{n}/\">{n}</a>\n"))
                     .collect();
-                request.respond(
-                    tiny_http::Response::from_string(format!(
-                        "<html><body>\n{links}</body></html>"
-                    ))
-                    .with_header(header("Content-Type", "text/html")),
-                )
+                Reply::ok("text/html", format!("<html><body>\n{links}</body></html>"))
             }
         }
         ["simple", name] => {
             let Some(files) = projects.get(&normalize(name)) else {
-                return request
-                    .respond(tiny_http::Response::from_string("not found").with_status_code(404));
+                return Reply::not_found();
             };
             if wants_json {
                 let mut versions: Vec<String> =
@@ -287,10 +376,7 @@ fn respond(
                     })
                     .collect();
                 let body = serde_json::json!({"meta": {"api-version": "1.1"}, "name": normalize(name), "versions": versions, "files": entries}).to_string();
-                request.respond(tiny_http::Response::from_string(body).with_header(header(
-                    "Content-Type",
-                    "application/vnd.pypi.simple.v1+json",
-                )))
+                Reply::ok(SIMPLE_JSON, body)
             } else {
                 let links: String = files
                     .iter()
@@ -304,28 +390,20 @@ fn respond(
                         )
                     })
                     .collect();
-                request.respond(
-                    tiny_http::Response::from_string(format!(
-                        "<html><body>\n{links}</body></html>"
-                    ))
-                    .with_header(header("Content-Type", "text/html")),
-                )
+                Reply::ok("text/html", format!("<html><body>\n{links}</body></html>"))
             }
         }
         ["files", filename] => {
             let all = projects.values().flatten();
             if let Some(name) = filename.strip_suffix(".metadata") {
                 if let Some(f) = all.clone().find(|f| f.wheel.filename() == name) {
-                    return request.respond(tiny_http::Response::from_string(f.wheel.metadata()));
+                    return Reply::ok("text/plain", f.wheel.metadata());
                 }
             } else if let Some(f) = all.clone().find(|f| f.wheel.filename() == *filename) {
-                return request.respond(
-                    tiny_http::Response::from_data(f.bytes.clone())
-                        .with_header(header("Content-Type", "application/octet-stream")),
-                );
+                return Reply::ok("application/octet-stream", f.bytes.clone());
             }
-            request.respond(tiny_http::Response::from_string("not found").with_status_code(404))
+            Reply::not_found()
         }
-        _ => request.respond(tiny_http::Response::from_string("not found").with_status_code(404)),
+        _ => Reply::not_found(),
     }
 }

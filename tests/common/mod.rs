@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod index;
+pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 
