@@ -92,20 +92,6 @@ fn resolve(home: &Path, index: &TestIndex, args: &[&str]) -> Resolve {
     }
 }
 
-fn versions(lock: &Value) -> Vec<(String, String)> {
-    lock["packages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                p["name"].as_str().unwrap().to_string(),
-                p["version"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 fn version_of(lock: &Value, name: &str) -> Option<String> {
     versions(lock)
         .into_iter()

@@ -36,14 +36,6 @@ fn find_uv() -> Option<PathBuf> {
     }
 }
 
-fn python() -> PathBuf {
-    let out = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 runs");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
-
 /// `name==version` pairs from a `uv pip compile` output file.
 fn parse_pins(text: &str) -> BTreeMap<String, String> {
     text.lines()
@@ -137,17 +129,7 @@ fn ours(
         )
     });
     match out.status.code() {
-        Some(0) => Ok(json["lock"]["packages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| {
-                (
-                    p["name"].as_str().unwrap().to_string(),
-                    p["version"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()),
+        Some(0) => Ok(versions(&json["lock"]).into_iter().collect()),
         Some(1) => Err(json["conflict"]["sentences"].to_string()),
         other => panic!("resolve exited {other:?}: {json:#}"),
     }
@@ -162,7 +144,7 @@ fn resolve_picks_what_uv_pip_compile_picks() {
         eprintln!("skipping: {UV_VERSION} not found (set HERMES_PLUGINS_UV)");
         return;
     };
-    let py = python();
+    let py = synthetic::python_executable();
     let (mut agreed_ok, mut agreed_fail) = (0, 0);
     for seed in 1..=12u64 {
         if std::env::var("PARITY_SEED").is_ok_and(|s| s != seed.to_string()) {

@@ -157,14 +157,23 @@ fn init_logging(global: &GlobalArgs) {
         (1, _, _) | (0, true, _) => "debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::new(format!("hermes_plugins={level}"));
-    let _ = tracing_subscriber::fmt()
+    // HERMES_PLUGINS_LOG takes a full filter (`uv_resolver=debug,hermes_plugins=trace`) and
+    // adds timestamps: for looking inside uv's crates.
+    let custom = std::env::var("HERMES_PLUGINS_LOG").ok();
+    let filter = tracing_subscriber::EnvFilter::new(
+        custom
+            .clone()
+            .unwrap_or_else(|| format!("hermes_plugins={level}")),
+    );
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_target(false)
-        .without_time()
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+        .with_ansi(std::io::stderr().is_terminal());
+    let _ = if custom.is_some() {
+        builder.with_target(true).try_init()
+    } else {
+        builder.with_target(false).without_time().try_init()
+    };
 }
 
 /// Parses arguments, runs the command and returns the process exit code.

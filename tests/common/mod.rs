@@ -109,3 +109,18 @@ pub fn violations(v: &jsonschema::Validator, instance: &Value) -> Vec<String> {
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()
 }
+
+/// `(name, version)` of every package in a lock, in lock order.
+pub fn versions(lock: &Value) -> Vec<(String, String)> {
+    lock["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["version"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}

@@ -255,3 +255,12 @@ impl World {
         ago(days, 0)
     }
 }
+
+/// The real path of `python3` on PATH (both tools must query the same interpreter).
+pub fn python_executable() -> PathBuf {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
