@@ -30,12 +30,19 @@ fn pascal(id: &str) -> String {
 }
 
 /// Encodes a path as a URI reference: `/` kept, other reserved or non-ASCII bytes escaped.
+/// Absolute paths become `file://` URIs with `.` and `..` segments resolved lexically (SARIF
+/// consumers reject `..` in file URIs: its meaning changes across symlinks).
 pub fn path_to_uri(path: &str) -> String {
     let mut out = String::new();
     let absolute = path.starts_with('/');
-    if absolute {
+    let normalised;
+    let path = if absolute {
         out.push_str("file://");
-    }
+        normalised = normalise_absolute(path);
+        normalised.as_str()
+    } else {
+        path
+    };
     for byte in path.trim_start_matches("./").bytes() {
         match byte {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
@@ -45,6 +52,21 @@ pub fn path_to_uri(path: &str) -> String {
         }
     }
     out
+}
+
+/// `/a/b/../c/./d` → `/a/c/d`; `..` at the root stays at the root.
+fn normalise_absolute(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 /// Renders the report as a SARIF 2.1.0 log.
@@ -132,6 +154,11 @@ mod tests {
             "fixtures/a%20b/plugin.yaml"
         );
         assert_eq!(path_to_uri("/tmp/x.yaml"), "file:///tmp/x.yaml");
+        assert_eq!(
+            path_to_uri("/check/main/../shared/./c/x.py"),
+            "file:///check/shared/c/x.py"
+        );
+        assert_eq!(path_to_uri("/../x"), "file:///x");
         assert_eq!(pascal("requires-env"), "RequiresEnv");
     }
 }
