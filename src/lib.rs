@@ -3,11 +3,15 @@
 pub mod check;
 pub mod cli;
 pub mod diag;
+pub mod generation;
 pub mod hermes_core;
 pub mod known;
 pub mod located;
+pub mod manager;
 pub mod package;
 pub mod pkgfs;
 pub mod report;
 pub mod resolve;
+pub mod source;
 pub mod state;
+pub mod store;

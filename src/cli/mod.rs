@@ -2,7 +2,13 @@
 //! module per command. Commands compose library modules; they hold no business rules.
 
 pub mod completions;
+pub mod generations;
+pub mod inspect;
+pub mod install;
+pub mod manage;
 pub mod resolve;
+pub mod select;
+pub mod update;
 pub mod validate;
 
 use std::io::{IsTerminal, Write};
@@ -144,6 +150,28 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Resolve Hermes core together with plugins (uv's resolver, under the quarantine) and print the lock
     Resolve(resolve::ResolveArgs),
+    /// Install a plugin (catalog name, owner/repo, git URL, directory); disabled unless --enable
+    Install(install::InstallArgs),
+    /// Enable an installed plugin in the profile (publishes a generation)
+    Enable(select::EnableArgs),
+    /// Disable a plugin in the profile (publishes a generation)
+    Disable(select::DisableArgs),
+    /// Update plugins: new code and dependencies in one switch
+    Update(update::UpdateArgs),
+    /// Remove a plugin from every profile and from the installed set
+    Remove(select::RemoveArgs),
+    /// Apply every profile's config.yaml selection; a no-op when nothing changed
+    Sync(select::SyncArgs),
+    /// List installed plugins and their status
+    List(inspect::ListArgs),
+    /// Show one installed plugin: manifest, dependencies, provenance
+    Show(inspect::ShowArgs),
+    /// List, roll back or collect generations
+    Generations(generations::GenerationsArgs),
+    /// Check the current generation against its recorded hashes
+    Verify,
+    /// Print what the agent needs to load the current generation
+    Env,
     /// Print a shell completion script
     Completions(completions::CompletionsArgs),
 }
@@ -192,6 +220,17 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Validate(args) => validate::run(args, &cli.global),
         Command::Resolve(args) => resolve::run(args, &cli.global),
+        Command::Install(args) => install::run(args, &cli.global),
+        Command::Enable(args) => select::enable(args, &cli.global),
+        Command::Disable(args) => select::disable(args, &cli.global),
+        Command::Update(args) => update::run(args, &cli.global),
+        Command::Remove(args) => select::remove(args, &cli.global),
+        Command::Sync(args) => select::sync(args, &cli.global),
+        Command::List(args) => inspect::list(args, &cli.global),
+        Command::Show(args) => inspect::show(args, &cli.global),
+        Command::Generations(args) => generations::run(args, &cli.global),
+        Command::Verify => inspect::verify(&cli.global),
+        Command::Env => inspect::env(&cli.global),
         Command::Completions(args) => completions::run(args),
     };
     match result {

@@ -52,7 +52,8 @@ pub struct ResolveArgs {
     pub dry_run: bool,
 }
 
-fn env_list(name: &str) -> Vec<String> {
+/// A whitespace/comma-separated list from an environment variable.
+pub fn env_list(name: &str) -> Vec<String> {
     std::env::var(name)
         .map(|v| {
             v.split([' ', ',', '\n'])
@@ -63,7 +64,8 @@ fn env_list(name: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
+/// The target interpreter: the one given, else `python3` on `PATH`.
+pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
     if let Some(p) = given {
         return Ok(p.clone());
     }
@@ -114,6 +116,29 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Prints a conflict: a JSON document (`{"conflict": …}`) or the sentences and uv's report.
+pub fn print_conflict(conflict: &resolve::conflict::Conflict, json: bool, warnings: &[String]) {
+    if json {
+        let doc = serde_json::json!({ "conflict": conflict, "warnings": warnings });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return;
+    }
+    let mut text = String::from("No solution:\n");
+    for s in &conflict.sentences {
+        text.push_str(&format!("  - {s}\n"));
+    }
+    if !conflict.detail.trim().is_empty() {
+        text.push_str("\nuv's explanation:\n");
+        for line in conflict.detail.lines() {
+            text.push_str(&format!("  {line}\n"));
+        }
+    }
+    for h in &conflict.hints {
+        text.push_str(&format!("  hint: {h}\n"));
+    }
+    print!("{text}");
 }
 
 /// Runs `resolve`.
@@ -195,25 +220,7 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         Ok(o) => o,
         Err(Failure::Environment(message)) => return Err(CliError::environment(message)),
         Err(Failure::Conflict(conflict)) => {
-            if global.json {
-                let doc = serde_json::json!({ "conflict": conflict, "warnings": warnings });
-                println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
-            } else {
-                let mut text = String::from("No solution:\n");
-                for s in &conflict.sentences {
-                    text.push_str(&format!("  - {s}\n"));
-                }
-                if !conflict.detail.trim().is_empty() {
-                    text.push_str("\nuv's explanation:\n");
-                    for line in conflict.detail.lines() {
-                        text.push_str(&format!("  {line}\n"));
-                    }
-                }
-                for h in &conflict.hints {
-                    text.push_str(&format!("  hint: {h}\n"));
-                }
-                print!("{text}");
-            }
+            print_conflict(&conflict, global.json, &warnings);
             return Ok(Status::Failed);
         }
     };

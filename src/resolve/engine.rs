@@ -14,7 +14,7 @@ use std::str::FromStr;
 use uv_cache::Cache;
 use uv_client::{
     AuthIntegration, BaseClientBuilder, Connectivity, FlatIndexClient, MetadataFormat,
-    RegistryClientBuilder,
+    RegistryClient, RegistryClientBuilder,
 };
 use uv_configuration::{
     BuildOptions, Concurrency, Constraints, Excludes, IndexStrategy, KeyringProviderType,
@@ -278,74 +278,234 @@ fn client_error(index: &IndexConfig, error: impl std::fmt::Display) -> EngineErr
     }
 }
 
-async fn resolve_async(request: EngineRequest) -> Result<Resolved, EngineError> {
-    let cache = Cache::from_path(&request.cache_dir)
-        .init()
-        .await
-        .map_err(other)?;
-    let python_path = request.python.clone();
-    let interpreter =
-        Interpreter::query(&request.python, &cache).map_err(|e| EngineError::Interpreter {
-            path: python_path.clone(),
-            message: e.to_string(),
-        })?;
-    let python = python_info(python_path, &interpreter);
-    let tags = interpreter.tags().map_err(other)?;
-    let resolver_env = ResolverEnvironment::specific(interpreter.to_resolver_marker_environment());
-    let python_requirement = PythonRequirement::from_interpreter(&interpreter);
+/// uv's cache, interpreter, clients and build settings for one interpreter and index
+/// configuration: what a resolution and an installation share.
+pub struct Session {
+    /// uv's cache.
+    pub cache: Cache,
+    /// The target interpreter.
+    pub interpreter: Interpreter,
+    /// Facts about it, for messages and the lock.
+    pub python: PythonInfo,
+    /// The index configuration as given.
+    pub index: IndexConfig,
+    /// The index configuration as uv sees it.
+    pub index_locations: IndexLocations,
+    /// The registry client.
+    pub client: RegistryClient,
+    /// `--find-links` entries.
+    pub flat_index: FlatIndex,
+    /// Platform tags of the interpreter.
+    pub tags: uv_platform_tags::Tags,
+    /// Parallelism limits.
+    pub concurrency: Concurrency,
+    /// Build options (binaries and sources both allowed).
+    pub build_options: BuildOptions,
+    build_constraints: Constraints,
+    dependency_metadata: DependencyMetadata,
+    config_settings: ConfigSettings,
+    config_settings_package: PackageConfigSettings,
+    extra_build_requires: ExtraBuildRequires,
+    extra_build_variables: ExtraBuildVariables,
+    build_hasher: HashStrategy,
+}
 
-    // Indexes, exactly as `uv pip compile --index-url … --extra-index-url … --find-links …`.
-    let mut indexes = Vec::new();
-    if let Some(url) = &request.index.index_url {
-        indexes.push(Index::from_index_url(
-            IndexUrl::from_str(url).map_err(|e| other(format!("invalid index URL {url}: {e}")))?,
-        ));
+/// Queries an interpreter once per process (a resolution and the installation that follows
+/// share the answer; wrapper scripts such as pyenv shims cost ~100 ms per query).
+fn query_interpreter(python: &std::path::Path, cache: &Cache) -> Result<Interpreter, EngineError> {
+    static SEEN: std::sync::Mutex<BTreeMap<PathBuf, Interpreter>> =
+        std::sync::Mutex::new(BTreeMap::new());
+    if let Some(found) = SEEN.lock().ok().and_then(|m| m.get(python).cloned()) {
+        return Ok(found);
     }
-    for url in &request.index.extra_index_urls {
-        indexes.push(Index::from_extra_index_url(
-            IndexUrl::from_str(url).map_err(|e| other(format!("invalid index URL {url}: {e}")))?,
-        ));
+    let interpreter = Interpreter::query(python, cache).map_err(|e| EngineError::Interpreter {
+        path: python.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    if let Ok(mut m) = SEEN.lock() {
+        m.insert(python.to_path_buf(), interpreter.clone());
     }
-    let flat = request
-        .index
-        .find_links
-        .iter()
-        .map(|f| {
-            IndexUrl::parse(f, None)
-                .map(Index::from_find_links)
-                .map_err(|e| other(format!("invalid --find-links {f}: {e}")))
+    Ok(interpreter)
+}
+
+/// The index strategy used everywhere (uv's default: the first index that has a package).
+pub const INDEX_STRATEGY: IndexStrategy = IndexStrategy::FirstIndex;
+
+impl Session {
+    /// Opens the cache, queries the interpreter and builds the clients. `hasher` decides
+    /// which `--find-links` files are acceptable.
+    pub async fn open(
+        python: &std::path::Path,
+        cache_dir: &std::path::Path,
+        index: &IndexConfig,
+        hasher: &HashStrategy,
+    ) -> Result<Session, EngineError> {
+        let cache = Cache::from_path(cache_dir).init().await.map_err(other)?;
+        let interpreter = query_interpreter(python, &cache)?;
+        let info = python_info(python.to_path_buf(), &interpreter);
+        let tags = interpreter.tags().map_err(other)?.clone();
+
+        // Indexes, exactly as `uv pip compile --index-url … --extra-index-url … --find-links …`.
+        let mut indexes = Vec::new();
+        if let Some(url) = &index.index_url {
+            indexes
+                .push(Index::from_index_url(IndexUrl::from_str(url).map_err(
+                    |e| other(format!("invalid index URL {url}: {e}")),
+                )?));
+        }
+        for url in &index.extra_index_urls {
+            indexes.push(Index::from_extra_index_url(
+                IndexUrl::from_str(url)
+                    .map_err(|e| other(format!("invalid index URL {url}: {e}")))?,
+            ));
+        }
+        let flat = index
+            .find_links
+            .iter()
+            .map(|f| {
+                IndexUrl::parse(f, None)
+                    .map(Index::from_find_links)
+                    .map_err(|e| other(format!("invalid --find-links {f}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let only_find_links =
+            index.index_url.is_none() && index.extra_index_urls.is_empty() && !flat.is_empty();
+        let index_locations = IndexLocations::new(indexes, flat, only_find_links);
+
+        let base = BaseClientBuilder::default()
+            .connectivity(Connectivity::Online)
+            .keyring(KeyringProviderType::Disabled)
+            .auth_integration(AuthIntegration::NoAuthMiddleware)
+            .retries(1);
+        let client = RegistryClientBuilder::new(base, cache.clone())
+            .index_locations(index_locations.clone())
+            .index_strategy(INDEX_STRATEGY)
+            .markers(interpreter.markers())
+            .platform(interpreter.platform())
+            .build()
+            .map_err(other)?;
+
+        let build_options = BuildOptions::default();
+        let flat_index = {
+            let flat_client =
+                FlatIndexClient::new(client.cached_client(), client.connectivity(), &cache);
+            let entries = flat_client
+                .fetch_all(index_locations.flat_indexes().map(Index::url))
+                .await
+                .map_err(|e| client_error(index, e))?;
+            FlatIndex::from_entries(entries, Some(&tags), hasher, &build_options)
+        };
+        Ok(Session {
+            cache,
+            interpreter,
+            python: info,
+            index: index.clone(),
+            index_locations,
+            client,
+            flat_index,
+            tags,
+            concurrency: Concurrency::default(),
+            build_options,
+            build_constraints: Constraints::default(),
+            dependency_metadata: DependencyMetadata::default(),
+            config_settings: ConfigSettings::default(),
+            config_settings_package: PackageConfigSettings::default(),
+            extra_build_requires: ExtraBuildRequires::default(),
+            extra_build_variables: ExtraBuildVariables::default(),
+            build_hasher: HashStrategy::None,
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let only_find_links = request.index.index_url.is_none()
-        && request.index.extra_index_urls.is_empty()
-        && !flat.is_empty();
-    let index_locations = IndexLocations::new(indexes, flat, only_find_links);
-    let index_strategy = IndexStrategy::FirstIndex;
+    }
 
-    let base = BaseClientBuilder::default()
-        .connectivity(Connectivity::Online)
-        .keyring(KeyringProviderType::Disabled)
-        .auth_integration(AuthIntegration::NoAuthMiddleware)
-        .retries(1);
-    let client = RegistryClientBuilder::new(base, cache.clone())
-        .index_locations(index_locations.clone())
-        .index_strategy(index_strategy)
-        .markers(interpreter.markers())
-        .platform(interpreter.platform())
-        .build()
-        .map_err(other)?;
+    /// The build dispatch (how source distributions get built), with its shared in-memory
+    /// state.
+    pub fn dispatch(&self, state: SharedState, exclude_newer: ExcludeNewer) -> BuildDispatch<'_> {
+        BuildDispatch::new(
+            &self.client,
+            &self.cache,
+            &self.build_constraints,
+            &self.interpreter,
+            &self.index_locations,
+            &self.flat_index,
+            &self.dependency_metadata,
+            state,
+            INDEX_STRATEGY,
+            &self.config_settings,
+            &self.config_settings_package,
+            BuildIsolation::Isolated,
+            &self.extra_build_requires,
+            &self.extra_build_variables,
+            Default::default(),
+            &self.build_options,
+            &self.build_hasher,
+            exclude_newer,
+            NoSources::None,
+            SourceTreeEditablePolicy::Project,
+            WorkspaceCache::default(),
+            self.concurrency.clone(),
+            Preview::default(),
+        )
+    }
 
+    /// A resolver over `requirements` for this interpreter, then its resolution.
+    pub async fn resolve(
+        &self,
+        dispatch: &BuildDispatch<'_>,
+        in_memory_index: &uv_resolver::InMemoryIndex,
+        requirements: Vec<uv_distribution_types::Requirement>,
+        preferences: Preferences,
+        options: uv_resolver::Options,
+        hasher: &HashStrategy,
+    ) -> Result<Resolution, ResolveError> {
+        let resolver_env =
+            ResolverEnvironment::specific(self.interpreter.to_resolver_marker_environment());
+        let python_requirement = PythonRequirement::from_interpreter(&self.interpreter);
+        let manifest = Manifest::new(
+            requirements,
+            Constraints::default(),
+            Overrides::default(),
+            Excludes::default(),
+            preferences,
+            None,
+            BTreeSet::new(),
+            Exclusions::default(),
+            Vec::new(),
+        );
+        let resolver = Resolver::new(
+            manifest,
+            options,
+            &python_requirement,
+            resolver_env,
+            self.interpreter.markers(),
+            Conflicts::empty(),
+            Some(&self.tags),
+            &self.flat_index,
+            in_memory_index,
+            hasher,
+            dispatch,
+            EmptyInstalledPackages,
+            DistributionDatabase::new(
+                &self.client,
+                dispatch,
+                self.concurrency.downloads_semaphore.clone(),
+            ),
+        )?;
+        Ok(Resolution::from(resolver.resolve().await?))
+    }
+}
+
+/// The resolver environment for this session's interpreter.
+pub fn resolver_environment(interpreter: &Interpreter) -> ResolverEnvironment {
+    ResolverEnvironment::specific(interpreter.to_resolver_marker_environment())
+}
+
+async fn resolve_async(request: EngineRequest) -> Result<Resolved, EngineError> {
     let hasher = HashStrategy::None;
-    let build_options = BuildOptions::default();
-    let flat_index = {
-        let flat_client =
-            FlatIndexClient::new(client.cached_client(), client.connectivity(), &cache);
-        let entries = flat_client
-            .fetch_all(index_locations.flat_indexes().map(Index::url))
-            .await
-            .map_err(|e| client_error(&request.index, e))?;
-        FlatIndex::from_entries(entries, Some(tags), &hasher, &build_options)
-    };
+    let session =
+        Session::open(&request.python, &request.cache_dir, &request.index, &hasher).await?;
+    let python = session.python.clone();
+    let client = &session.client;
+    let concurrency = &session.concurrency;
+    let resolver_env = resolver_environment(&session.interpreter);
 
     let mut exclude_newer = ExcludeNewer::default();
     for (name, cutoff) in &request.cutoffs {
@@ -357,39 +517,7 @@ async fn resolve_async(request: EngineRequest) -> Result<Resolved, EngineError> 
 
     let state = SharedState::default();
     let in_memory_index = state.index().clone();
-    let concurrency = Concurrency::default();
-    let build_constraints = Constraints::default();
-    let dependency_metadata = DependencyMetadata::default();
-    let config_settings = ConfigSettings::default();
-    let config_settings_package = PackageConfigSettings::default();
-    let extra_build_requires = ExtraBuildRequires::default();
-    let extra_build_variables = ExtraBuildVariables::default();
-    let build_hasher = HashStrategy::None;
-    let build_dispatch = BuildDispatch::new(
-        &client,
-        &cache,
-        &build_constraints,
-        &interpreter,
-        &index_locations,
-        &flat_index,
-        &dependency_metadata,
-        state,
-        index_strategy,
-        &config_settings,
-        &config_settings_package,
-        BuildIsolation::Isolated,
-        &extra_build_requires,
-        &extra_build_variables,
-        Default::default(),
-        &build_options,
-        &build_hasher,
-        exclude_newer.clone(),
-        NoSources::None,
-        SourceTreeEditablePolicy::Project,
-        WorkspaceCache::default(),
-        concurrency.clone(),
-        Preview::default(),
-    );
+    let build_dispatch = session.dispatch(state, exclude_newer.clone());
 
     let requirements = request
         .requirements
@@ -403,49 +531,27 @@ async fn resolve_async(request: EngineRequest) -> Result<Resolved, EngineError> 
             .filter_map(|(n, v)| preference(n, v)),
         &resolver_env,
     );
-    let manifest = Manifest::new(
-        requirements,
-        Constraints::default(),
-        Overrides::default(),
-        Excludes::default(),
-        preferences,
-        None,
-        BTreeSet::new(),
-        Exclusions::default(),
-        Vec::new(),
-    );
     let options = OptionsBuilder::new()
         .resolution_mode(ResolutionMode::Highest)
         .prerelease(Prerelease::default())
         .fork_strategy(ForkStrategy::default())
         .dependency_mode(DependencyMode::Transitive)
         .exclude_newer(exclude_newer.clone())
-        .index_strategy(index_strategy)
-        .build_options(build_options.clone())
+        .index_strategy(INDEX_STRATEGY)
+        .build_options(session.build_options.clone())
         .build();
-    let resolver = Resolver::new(
-        manifest,
-        options,
-        &python_requirement,
-        resolver_env,
-        interpreter.markers(),
-        Conflicts::empty(),
-        Some(tags),
-        &flat_index,
-        &in_memory_index,
-        &hasher,
-        &build_dispatch,
-        EmptyInstalledPackages,
-        DistributionDatabase::new(
-            &client,
+    match session
+        .resolve(
             &build_dispatch,
-            concurrency.downloads_semaphore.clone(),
-        ),
-    )
-    .map_err(other)?;
-
-    match resolver.resolve().await {
-        Ok(output) => Ok(collect(python, Resolution::from(output))),
+            &in_memory_index,
+            requirements,
+            preferences,
+            options,
+            &hasher,
+        )
+        .await
+    {
+        Ok(resolution) => Ok(collect(python, resolution)),
         Err(ResolveError::NoSolution(err)) => {
             use uv_errors::Hint as _;
             let report = strip(err.report());

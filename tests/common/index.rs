@@ -195,6 +195,9 @@ impl TestIndex {
                         break;
                     }
                     let Ok(stream) = stream else { continue };
+                    // Head and body are separate writes: without TCP_NODELAY, Nagle's
+                    // algorithm meets the client's delayed ACK and every response waits 40 ms.
+                    let _ = stream.set_nodelay(true);
                     let projects = projects.clone();
                     std::thread::spawn(move || serve_connection(stream, &projects));
                 }

@@ -5,6 +5,7 @@
 
 pub mod index;
 pub mod synthetic;
+pub mod world;
 
 use std::path::{Path, PathBuf};
 

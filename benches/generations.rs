@@ -1,0 +1,250 @@
+//! Benchmark: the generation commands, release build, warm caches, loopback index.
+//!
+//! 1. `enable` of a plugin with 10 dependencies (resolve + venv + install + publish) against
+//!    `uv venv --relocatable` + `uv pip install --require-hashes` of the same lock (uv 0.12.5
+//!    from `HERMES_PLUGINS_UV`, else `uv` on PATH). Target ≤ 1.3×.
+//! 2. A no-op `sync` (nothing changed). Target < 100 ms.
+//! 3. `generations rollback` between two generations, with a small (1 package) and a large
+//!    (40 packages) environment. Target < 20 ms and flat in environment size.
+//!
+//! `cargo bench --bench generations -- [ITERATIONS]` (default 11). Every run is a process, as
+//! Hermes runs them.
+
+#[path = "../tests/common/index.rs"]
+mod index;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use index::{TestIndex, Wheel};
+
+const NOW: &str = "2026-12-01T00:00:00Z";
+
+/// The real interpreter behind `python3` (not a wrapper script), used by both tools.
+fn python() -> PathBuf {
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let out = Command::new("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .expect("python3 runs");
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        })
+        .clone()
+}
+
+fn hp(home: &Path, url: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hermes-plugins"));
+    cmd.env("HERMES_HOME", home)
+        .env("HERMES_PLUGINS_PYTHON", python())
+        .env("HERMES_PLUGINS_NOW", NOW)
+        .env("HERMES_PLUGINS_INDEX_URL", url)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env_remove("HERMES_PLUGINS_CORE")
+        .args(args);
+    cmd
+}
+
+fn must(mut cmd: Command) -> std::process::Output {
+    let out = cmd.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        cmd,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn plugin(dir: &Path, name: &str, deps: &[String]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::create_dir_all(&p).unwrap();
+    let list: String = deps.iter().map(|d| format!("  - \"{d}\"\n")).collect();
+    std::fs::write(
+        p.join("plugin.yaml"),
+        format!("name: {name}\nversion: 1.0.0\ndescription: bench\nmanifest_version: 2\npython_dependencies:\n{list}"),
+    )
+    .unwrap();
+    std::fs::write(p.join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
+    p
+}
+
+fn time(iterations: usize, mut run: impl FnMut() -> Duration) -> Vec<Duration> {
+    let mut t: Vec<Duration> = (0..iterations).map(|_| run()).collect();
+    t.sort();
+    t
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn line(name: &str, t: &[Duration]) {
+    println!(
+        "  {name:44} min {:7.1} ms  median {:7.1} ms  max {:7.1} ms",
+        ms(t[0]),
+        ms(t[t.len() / 2]),
+        ms(t[t.len() - 1])
+    );
+}
+
+fn main() {
+    let iterations: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(11);
+    let uv = std::env::var_os("HERMES_PLUGINS_UV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("uv"));
+    let mut wheels = Vec::new();
+    for i in 0..40 {
+        wheels.push(Wheel::new(
+            &format!("dep{i:02}"),
+            "1.0.0",
+            "2025-01-01T00:00:00Z",
+        ));
+    }
+    let server = TestIndex::start(&wheels);
+    let url = server.url();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let ten: Vec<String> = (0..10).map(|i| format!("dep{i:02}>=1")).collect();
+    let forty: Vec<String> = (0..40).map(|i| format!("dep{i:02}>=1")).collect();
+    let ten_dir = plugin(tmp.path(), "ten", &ten);
+    let one_dir = plugin(tmp.path(), "one", &["dep00>=1".to_string()]);
+    let forty_dir = plugin(tmp.path(), "forty", &forty);
+    for dir in [&ten_dir, &one_dir, &forty_dir] {
+        must(hp(&home, &url, &["install", dir.to_str().unwrap()]));
+    }
+    println!("generations: {iterations} iterations, release, warm caches, loopback index");
+    if let Ok(filter) = std::env::var("BENCH_TRACE") {
+        must(hp(&home, &url, &["enable", "ten", "--yes-deps"]));
+        must(hp(&home, &url, &["disable", "ten"]));
+        let out = must({
+            let mut c = hp(&home, &url, &["enable", "ten", "--yes-deps"]);
+            c.env("HERMES_PLUGINS_LOG", filter);
+            c
+        });
+        std::fs::write("/tmp/enable-trace.log", &out.stderr).unwrap();
+        must(hp(&home, &url, &["disable", "ten"]));
+        println!("trace written to /tmp/enable-trace.log");
+    }
+
+    // 1. enable (10 deps) vs uv venv + uv pip install of the same lock.
+    must(hp(&home, &url, &["enable", "ten", "--yes-deps"])); // warms our cache
+    must(hp(&home, &url, &["disable", "ten"]));
+    let enable = time(iterations, || {
+        let start = Instant::now();
+        must(hp(&home, &url, &["enable", "ten", "--yes-deps"]));
+        let t = start.elapsed();
+        must(hp(&home, &url, &["disable", "ten"]));
+        t
+    });
+    must(hp(&home, &url, &["enable", "ten", "--yes-deps"]));
+    let generation: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.join("pm/current/generation.json")).unwrap(),
+    )
+    .unwrap();
+    let mut requirements = String::new();
+    for p in generation["lock"]["packages"].as_array().unwrap() {
+        requirements.push_str(&format!(
+            "{}=={} --hash=sha256:{}\n",
+            p["name"].as_str().unwrap(),
+            p["version"].as_str().unwrap(),
+            p["sha256"].as_str().unwrap()
+        ));
+    }
+    let req = tmp.path().join("lock.txt");
+    std::fs::write(&req, requirements).unwrap();
+    let uv_cache = tmp.path().join("uv-cache");
+    let venv = tmp.path().join("uv-venv");
+    let uv_run = || {
+        let _ = std::fs::remove_dir_all(&venv);
+        let start = Instant::now();
+        let mut c = Command::new(&uv);
+        c.args(["venv", "--relocatable", "--no-config", "-q"])
+            .arg("--python")
+            .arg(python())
+            .arg("--cache-dir")
+            .arg(&uv_cache)
+            .arg(&venv);
+        must(c);
+        let mut c = Command::new(&uv);
+        c.env("NO_PROXY", "127.0.0.1,localhost")
+            .args([
+                "pip",
+                "install",
+                "--no-config",
+                "-q",
+                "--require-hashes",
+                "--no-deps",
+            ])
+            .args(["--index-url", &url])
+            .arg("--cache-dir")
+            .arg(&uv_cache)
+            .arg("--python")
+            .arg(venv.join("bin/python"))
+            .arg("-r")
+            .arg(&req);
+        must(c);
+        start.elapsed()
+    };
+    uv_run(); // warms uv's cache
+    let theirs = time(iterations, uv_run);
+    println!("enable of a plugin with 10 dependencies:");
+    line("hermes-plugins enable (resolve+venv+install)", &enable);
+    line("uv venv + uv pip install (same lock)", &theirs);
+    println!(
+        "  ratio (median, ours / uv): {:.2}",
+        ms(enable[enable.len() / 2]) / ms(theirs[theirs.len() / 2])
+    );
+
+    // 2. no-op sync.
+    let sync = time(iterations, || {
+        let start = Instant::now();
+        let out = must(hp(&home, &url, &["--json", "sync"]));
+        let t = start.elapsed();
+        assert!(String::from_utf8_lossy(&out.stdout).contains("\"published\": false"));
+        t
+    });
+    println!("no-op sync:");
+    line("hermes-plugins sync", &sync);
+
+    // 3. rollback between two generations: small and large environments.
+    let rollback_pair = |plugin: &str| {
+        must(hp(&home, &url, &["disable", "ten"]));
+        must(hp(&home, &url, &["enable", plugin, "--yes-deps"]));
+        let a = current(&home);
+        must(hp(&home, &url, &["disable", plugin]));
+        must(hp(&home, &url, &["enable", plugin, "--yes-deps"]));
+        let b = current(&home);
+        let mut flip = [a, b].into_iter().cycle();
+        let t = time(iterations, || {
+            let target = flip.next().unwrap().to_string();
+            let start = Instant::now();
+            must(hp(&home, &url, &["generations", "rollback", &target]));
+            start.elapsed()
+        });
+        must(hp(&home, &url, &["disable", plugin]));
+        t
+    };
+    let small = rollback_pair("one");
+    let large = rollback_pair("forty");
+    println!("rollback:");
+    line("generations rollback (1 package)", &small);
+    line("generations rollback (40 packages)", &large);
+}
+
+fn current(home: &Path) -> u64 {
+    std::fs::read_link(home.join("pm/current"))
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}

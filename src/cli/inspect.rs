@@ -1,0 +1,132 @@
+//! Read-only commands: `list`, `show`, `env`, `verify`. They take no lock and never block.
+
+use clap::Args;
+use serde_json::json;
+
+use crate::manager::query;
+
+use super::manage;
+use super::{CliError, GlobalArgs, Status};
+
+/// Arguments of `list`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hermes-plugins list\n  hermes-plugins list --all-profiles --json"
+)]
+pub struct ListArgs {
+    /// Status in every profile, not only --profile
+    #[arg(long)]
+    pub all_profiles: bool,
+}
+
+/// Arguments of `show`.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  hermes-plugins show weather --json")]
+pub struct ShowArgs {
+    /// Plugin key or name
+    pub name: String,
+}
+
+/// Runs `list`.
+pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let cx = manage::read_context(global);
+    let rows = query::list(&cx, args.all_profiles).map_err(|e| manage::failure(e, global))?;
+    if global.json {
+        manage::print_json(&json!({ "plugins": rows }));
+        return Ok(Status::Ok);
+    }
+    if rows.is_empty() {
+        println!("No plugins installed under {}", cx.layout.pm.display());
+    }
+    for r in rows {
+        let status: Vec<String> = r
+            .status
+            .iter()
+            .map(|(p, s)| {
+                if args.all_profiles {
+                    format!("{p}: {s}")
+                } else {
+                    s.clone()
+                }
+            })
+            .collect();
+        println!(
+            "{:<24} {:<10} {:<9} {:<22} {:<12} tools {} hooks {}  [{}]",
+            r.key,
+            r.version.unwrap_or_default(),
+            r.kind,
+            r.origin,
+            r.commit.unwrap_or_else(|| "-".into()),
+            r.tools,
+            r.hooks,
+            status.join(", ")
+        );
+    }
+    Ok(Status::Ok)
+}
+
+/// Runs `show`.
+pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let cx = manage::read_context(global);
+    let doc = query::show(&cx, &args.name).map_err(|e| manage::failure(e, global))?;
+    if global.json {
+        manage::print_json(&doc);
+    } else {
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    }
+    Ok(Status::Ok)
+}
+
+/// Runs `env`.
+pub fn env(global: &GlobalArgs) -> Result<Status, CliError> {
+    let cx = manage::read_context(global);
+    let doc = query::env(&cx).map_err(|e| manage::failure(e, global))?;
+    if global.json {
+        manage::print_json(&doc);
+        return Ok(Status::Ok);
+    }
+    println!(
+        "generation {} ({})",
+        doc["generation"],
+        doc["path"].as_str().unwrap_or("")
+    );
+    println!(
+        "python     {}",
+        doc["python"]["executable"].as_str().unwrap_or("")
+    );
+    for p in doc["sys_path"].as_array().into_iter().flatten() {
+        println!("sys.path   {}", p.as_str().unwrap_or(""));
+    }
+    for p in doc["plugins"].as_array().into_iter().flatten() {
+        println!(
+            "plugin     {} ({}) {}",
+            p["key"].as_str().unwrap_or(""),
+            p["kind"].as_str().unwrap_or(""),
+            p["path"].as_str().unwrap_or("")
+        );
+    }
+    Ok(Status::Ok)
+}
+
+/// Runs `verify`.
+pub fn verify(global: &GlobalArgs) -> Result<Status, CliError> {
+    let cx = manage::read_context(global);
+    let (number, problems) = query::verify(&cx).map_err(|e| manage::failure(e, global))?;
+    if global.json {
+        manage::print_json(
+            &json!({ "generation": number, "ok": problems.is_empty(), "problems": problems }),
+        );
+    } else if problems.is_empty() {
+        println!("generation {number}: ok");
+    } else {
+        println!("generation {number}: {} problem(s)", problems.len());
+        for p in &problems {
+            println!("  {}: {}", p.subject, p.message);
+        }
+    }
+    Ok(if problems.is_empty() {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
+}

@@ -1,0 +1,110 @@
+//! `hermes-plugins install SOURCE`: fetch, validate, store, record; enable with consent.
+
+use clap::Args;
+use serde_json::json;
+
+use crate::manager::{self, DepsConsent, install::InstallRequest};
+use crate::source::spec;
+
+use super::manage::{self, EnvArgs, StderrFeedback, TerminalPrompter};
+use super::{CliError, GlobalArgs, Status};
+
+/// Arguments of `install`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hermes-plugins install weather --enable --yes-deps          # a catalog entry\n  hermes-plugins install acme/hermes-weather                   # GitHub (HERMES_PLUGINS_GITHUB overrides the host)\n  hermes-plugins install https://git.example/p.git#plugins/x --ref v1.2.0\n  hermes-plugins install ./my-plugin --enable\n\nA new plugin is installed disabled; --enable enables it in --profile after dependency consent (--yes-deps answers yes; non-interactive sessions refuse). Exit codes: 0 ok; 1 validation failed, consent refused or conflict; 2 usage; 3 network/I/O/lock."
+)]
+pub struct InstallArgs {
+    /// Catalog name, owner/repo[/subdir], git URL[#subdir], or a directory
+    pub source: String,
+    /// Pin a branch, tag or commit (git sources; an off-catalog pin)
+    #[arg(long = "ref", value_name = "REV")]
+    pub rev: Option<String>,
+    /// Enable it in the profile after installing
+    #[arg(long, overrides_with = "no_enable")]
+    pub enable: bool,
+    /// Leave it disabled (the default)
+    #[arg(long)]
+    pub no_enable: bool,
+    /// Consent to its Python dependencies in advance
+    #[arg(long, conflicts_with = "no_deps")]
+    pub yes_deps: bool,
+    /// Fetch only, without dependency consent: stays disabled even with --enable
+    #[arg(long)]
+    pub no_deps: bool,
+    /// Install despite validation errors (never despite a dangerous security verdict)
+    #[arg(long)]
+    pub force: bool,
+    /// Environment options.
+    #[command(flatten)]
+    pub env: EnvArgs,
+}
+
+/// Runs `install`.
+pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let cx = manage::context(&args.env, global)?;
+    let cwd = std::env::current_dir().map_err(|e| CliError::environment(e.to_string()))?;
+    let home_dir = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let spec = spec::parse(&args.source, &cwd, home_dir.as_deref())
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let deps = match (args.yes_deps, args.no_deps) {
+        (true, _) => DepsConsent::Yes,
+        (_, true) => DepsConsent::No,
+        _ => DepsConsent::Ask,
+    };
+    let mut feedback = StderrFeedback::new(global);
+    let _lock = manager::begin_writing(
+        &cx.layout,
+        &format!("install {}", args.source),
+        &mut feedback,
+    )
+    .map_err(|e| manage::failure(e, global))?;
+    let request = InstallRequest {
+        spec,
+        rev: args.rev.clone(),
+        enable: args.enable && !args.no_enable,
+        deps,
+        force: args.force,
+    };
+    let outcome = if manage::interactive(global) {
+        manager::install::install(&cx, &request, &mut TerminalPrompter, &mut feedback)
+    } else {
+        manager::install::install(&cx, &request, &mut manager::NoInput, &mut feedback)
+    }
+    .map_err(|e| manage::failure(e, global))?;
+    if global.json {
+        manage::print_json(&json!({
+            "installed": outcome.plugin,
+            "enabled": outcome.enabled,
+            "warnings": outcome.warnings,
+            "generation": outcome.applied,
+        }));
+    } else {
+        for w in &outcome.warnings {
+            eprintln!("warning: {w}");
+        }
+        let p = &outcome.plugin;
+        println!(
+            "Installed {} {} ({}) from {}{}",
+            p.key,
+            p.version.as_deref().unwrap_or(""),
+            p.format,
+            p.source.spec.display(),
+            p.source
+                .commit
+                .as_ref()
+                .map(|c| format!(" at {}", &c[..c.len().min(12)]))
+                .unwrap_or_default()
+        );
+        match &outcome.applied {
+            Some(a) if a.published => println!(
+                "Enabled in profile `{}`; generation {} is current",
+                cx.profile,
+                a.generation.unwrap_or(0)
+            ),
+            _ if outcome.enabled => println!("Enabled in profile `{}`", cx.profile),
+            _ => println!("Disabled; enable it with `hermes-plugins enable {}`", p.key),
+        }
+    }
+    Ok(Status::Ok)
+}

@@ -1,0 +1,242 @@
+//! What the package-manager commands share: the environment options (`--core`, `--python`,
+//! index, catalog), building a [`Context`], prompts on the terminal, progress on stderr, and
+//! mapping [`ManagerError`] to exit statuses.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::generation::layout::Layout;
+use crate::manager::{Context, Feedback, ManagerError, Prompter};
+use crate::resolve::engine::IndexConfig;
+use crate::resolve::inputs::{self, CoreInputs};
+use crate::resolve::quarantine::{self, DEFAULT_DAYS};
+use crate::source::FetchOptions;
+
+use super::resolve::{env_list, find_python, home, print_conflict};
+use super::{CliError, GlobalArgs, Status};
+
+/// Options of the commands that may build a generation.
+#[derive(Debug, Clone, Args)]
+pub struct EnvArgs {
+    /// Hermes core checkout (pyproject.toml + uv.lock) resolved together with the plugins
+    #[arg(long, env = "HERMES_PLUGINS_CORE", value_name = "DIR")]
+    pub core: Option<PathBuf>,
+    /// An optional extra of core to include (repeatable)
+    #[arg(long = "extra", value_name = "NAME")]
+    pub extras: Vec<String>,
+    /// Target interpreter [default: $HERMES_PLUGINS_PYTHON, else python3 on PATH]
+    #[arg(long, env = "HERMES_PLUGINS_PYTHON", value_name = "PYTHON")]
+    pub python: Option<PathBuf>,
+    /// Package index [default: $HERMES_PLUGINS_INDEX_URL, $UV_INDEX_URL, else PyPI]
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Another package index (repeatable; also $UV_EXTRA_INDEX_URL)
+    #[arg(long = "extra-index-url", value_name = "URL")]
+    pub extra_index_urls: Vec<String>,
+    /// A directory or page of distributions (repeatable; also $UV_FIND_LINKS)
+    #[arg(long = "find-links", value_name = "PATH_OR_URL")]
+    pub find_links: Vec<String>,
+    /// Quarantine window for packages core pins
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_DAYS)]
+    pub quarantine_days: u32,
+    /// Catalog directory for catalog names [default: $HERMES_PLUGINS_CATALOG]
+    #[arg(long, env = "HERMES_PLUGINS_CATALOG", value_name = "DIR")]
+    pub catalog: Option<PathBuf>,
+}
+
+/// Builds the operation context.
+pub fn context(env: &EnvArgs, global: &GlobalArgs) -> Result<Context, CliError> {
+    let home = home(global);
+    let core = match &env.core {
+        Some(dir) => Some(CoreInputs::load(dir, &env.extras).map_err(|e| match e {
+            inputs::InputError::UnknownExtra { .. } => CliError::usage(e.to_string()),
+            other => CliError::environment(other.to_string()),
+        })?),
+        None if !env.extras.is_empty() => return Err(CliError::usage("--extra needs --core")),
+        None => None,
+    };
+    let index = IndexConfig {
+        index_url: env
+            .index_url
+            .clone()
+            .or_else(|| {
+                std::env::var("HERMES_PLUGINS_INDEX_URL")
+                    .ok()
+                    .filter(|s| !s.is_empty())
+            })
+            .or_else(|| std::env::var("UV_INDEX_URL").ok().filter(|s| !s.is_empty())),
+        extra_index_urls: env
+            .extra_index_urls
+            .iter()
+            .cloned()
+            .chain(env_list("UV_EXTRA_INDEX_URL"))
+            .collect(),
+        find_links: env
+            .find_links
+            .iter()
+            .cloned()
+            .chain(env_list("UV_FIND_LINKS"))
+            .collect(),
+    };
+    Ok(Context {
+        layout: Layout::new(&home),
+        profile: global.profile.clone(),
+        core,
+        extras: env.extras.clone(),
+        python: find_python(env.python.as_ref())?,
+        index,
+        quarantine_days: env.quarantine_days,
+        now: quarantine::now_from_env().map_err(CliError::usage)?,
+        fetch: FetchOptions {
+            github_base: std::env::var("HERMES_PLUGINS_GITHUB")
+                .ok()
+                .filter(|s| !s.is_empty()),
+            catalog: env.catalog.clone(),
+        },
+    })
+}
+
+/// A context for commands that never resolve (no interpreter needed).
+pub fn read_context(global: &GlobalArgs) -> Context {
+    let home = home(global);
+    Context {
+        layout: Layout::new(&home),
+        profile: global.profile.clone(),
+        core: None,
+        extras: Vec::new(),
+        python: PathBuf::from("python3"),
+        index: IndexConfig::default(),
+        quarantine_days: DEFAULT_DAYS,
+        now: jiff::Timestamp::now(),
+        fetch: FetchOptions::default(),
+    }
+}
+
+/// Whether prompts may be shown.
+pub fn interactive(global: &GlobalArgs) -> bool {
+    !global.no_input && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// Prompts on the terminal (stderr), answers from stdin; default no.
+#[derive(Debug, Default)]
+pub struct TerminalPrompter;
+
+impl Prompter for TerminalPrompter {
+    fn confirm(&mut self, text: &str, question: &str) -> bool {
+        let mut err = std::io::stderr();
+        let _ = write!(err, "{text}{question} [y/N] ");
+        let _ = err.flush();
+        let mut line = String::new();
+        if std::io::stdin().lock().read_line(&mut line).is_err() {
+            return false;
+        }
+        matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+    }
+}
+
+/// Progress and notes on stderr: a spinner (or a transfer bar) on a terminal, plain lines
+/// otherwise; nothing but notes with `--json` or `-q`.
+#[derive(Debug)]
+pub struct StderrFeedback {
+    bars: bool,
+    quiet: bool,
+    bar: Option<ProgressBar>,
+}
+
+impl StderrFeedback {
+    /// Feedback for these global options.
+    pub fn new(global: &GlobalArgs) -> StderrFeedback {
+        StderrFeedback {
+            bars: std::io::stderr().is_terminal() && !global.json && !global.quiet,
+            quiet: global.quiet,
+            bar: None,
+        }
+    }
+}
+
+impl Feedback for StderrFeedback {
+    fn phase(&mut self, message: &str) {
+        if self.bars {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.set_message(message.to_string());
+            bar.enable_steady_tick(Duration::from_millis(100));
+            self.bar = Some(bar);
+        } else {
+            tracing::debug!("{message}");
+        }
+    }
+
+    fn note(&mut self, message: &str) {
+        if self.quiet {
+            return;
+        }
+        match &self.bar {
+            Some(bar) => bar.println(format!("note: {message}")),
+            None => eprintln!("note: {message}"),
+        }
+    }
+
+    fn transfer(&mut self, received: usize, total: usize) {
+        if let Some(bar) = &self.bar
+            && total > 0
+        {
+            if bar.length() != Some(total as u64) {
+                bar.set_length(total as u64);
+                bar.set_style(
+                    ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} objects")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+            }
+            bar.set_position(received as u64);
+        }
+    }
+
+    fn done(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Maps an operation failure to the CLI's error (printing conflicts in full).
+pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
+    match error {
+        ManagerError::Refused(m) => CliError {
+            status: Status::Failed,
+            message: m,
+        },
+        ManagerError::Conflict(c) => {
+            if !global.json {
+                print_conflict(&c, false, &[]);
+            }
+            CliError {
+                status: Status::Failed,
+                message: format!(
+                    "{}; nothing was changed",
+                    c.sentences
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| "no solution".into())
+                ),
+            }
+        }
+        ManagerError::Usage(m) => CliError::usage(m),
+        ManagerError::Environment(m) => CliError::environment(m),
+    }
+}
+
+/// Prints a JSON document on stdout.
+pub fn print_json(value: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
+}

@@ -1,0 +1,195 @@
+//! `enable`, `disable`, `remove` and `sync`: selection changes published as generations.
+
+use clap::Args;
+use serde_json::json;
+
+use crate::manager::apply::{self, Applied, Change, SelectionEdit};
+use crate::manager::{self, DepsConsent};
+
+use super::manage::{self, EnvArgs, StderrFeedback, TerminalPrompter};
+use super::{CliError, GlobalArgs, Status};
+
+/// Arguments of `enable`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hermes-plugins enable weather --yes-deps\n  hermes-plugins --profile work enable weather\n\nEdits the profile's config.yaml (surgically, journaled with the switch) and publishes a generation with the plugin and its dependencies."
+)]
+pub struct EnableArgs {
+    /// Plugin key or name
+    pub name: String,
+    /// Consent to its Python dependencies in advance
+    #[arg(long)]
+    pub yes_deps: bool,
+    /// Environment options.
+    #[command(flatten)]
+    pub env: EnvArgs,
+}
+
+/// Arguments of `disable`.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  hermes-plugins disable weather")]
+pub struct DisableArgs {
+    /// Plugin key or name
+    pub name: String,
+    /// Environment options.
+    #[command(flatten)]
+    pub env: EnvArgs,
+}
+
+/// Arguments of `remove`.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  hermes-plugins remove weather --purge-data")]
+pub struct RemoveArgs {
+    /// Plugin key or name
+    pub name: String,
+    /// Also delete <home>/plugin-data/<key>
+    #[arg(long)]
+    pub purge_data: bool,
+    /// Environment options.
+    #[command(flatten)]
+    pub env: EnvArgs,
+}
+
+/// Arguments of `sync`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Applies every profile's config.yaml selection (hand edits included); a no-op when nothing changed.\n\nExample:\n  hermes-plugins sync --yes-deps"
+)]
+pub struct SyncArgs {
+    /// Consent to added Python dependencies in advance
+    #[arg(long)]
+    pub yes_deps: bool,
+    /// Environment options.
+    #[command(flatten)]
+    pub env: EnvArgs,
+}
+
+fn report(applied: &Applied, what: &str, global: &GlobalArgs) {
+    if global.json {
+        manage::print_json(&json!({ "result": what, "generation": applied }));
+        return;
+    }
+    println!("{what}");
+    if applied.published {
+        for c in &applied.changes {
+            println!("  {c}");
+        }
+        println!(
+            "Generation {} is current (was {})",
+            applied.generation.unwrap_or(0),
+            applied
+                .previous
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "none".into())
+        );
+    } else {
+        println!("No new generation: nothing the environment depends on changed");
+    }
+}
+
+fn run_change(
+    env: &EnvArgs,
+    global: &GlobalArgs,
+    command: &str,
+    make: impl FnOnce(&manager::Context) -> Result<Change, CliError>,
+) -> Result<Applied, CliError> {
+    let cx = manage::context(env, global)?;
+    let mut feedback = StderrFeedback::new(global);
+    let _lock = manager::begin_writing(&cx.layout, command, &mut feedback)
+        .map_err(|e| manage::failure(e, global))?;
+    let change = make(&cx)?;
+    if manage::interactive(global) {
+        apply::apply(&cx, change, &mut TerminalPrompter, &mut feedback)
+    } else {
+        apply::apply(&cx, change, &mut manager::NoInput, &mut feedback)
+    }
+    .map_err(|e| manage::failure(e, global))
+}
+
+fn installed_key(cx: &manager::Context, name: &str) -> Result<String, CliError> {
+    let installed = crate::state::installed::Installed::read(&cx.layout.installed())
+        .map_err(|e| CliError::environment(e.to_string()))?;
+    installed.find(name).map(|p| p.key.clone()).ok_or_else(|| {
+        CliError::usage(format!(
+            "`{name}` is not installed (see `hermes-plugins list`)"
+        ))
+    })
+}
+
+/// Runs `enable`.
+pub fn enable(args: &EnableArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let applied = run_change(&args.env, global, &format!("enable {}", args.name), |cx| {
+        let key = installed_key(cx, &args.name)?;
+        Ok(Change {
+            operation: format!("enable {key}"),
+            edits: vec![(cx.profile.clone(), SelectionEdit::Enable(key))],
+            installed: None,
+            deps: if args.yes_deps {
+                DepsConsent::Yes
+            } else {
+                DepsConsent::Ask
+            },
+        })
+    })?;
+    report(
+        &applied,
+        &format!("Enabled {} in profile `{}`", args.name, global.profile),
+        global,
+    );
+    Ok(Status::Ok)
+}
+
+/// Runs `disable`.
+pub fn disable(args: &DisableArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let applied = run_change(&args.env, global, &format!("disable {}", args.name), |cx| {
+        let key = installed_key(cx, &args.name)?;
+        Ok(Change {
+            operation: format!("disable {key}"),
+            edits: vec![(cx.profile.clone(), SelectionEdit::Disable(key))],
+            installed: None,
+            deps: DepsConsent::Yes,
+        })
+    })?;
+    report(
+        &applied,
+        &format!("Disabled {} in profile `{}`", args.name, global.profile),
+        global,
+    );
+    Ok(Status::Ok)
+}
+
+/// Runs `sync`.
+pub fn sync(args: &SyncArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let applied = run_change(&args.env, global, "sync", |_| {
+        Ok(Change {
+            operation: "sync".into(),
+            edits: Vec::new(),
+            installed: None,
+            deps: if args.yes_deps {
+                DepsConsent::Yes
+            } else {
+                DepsConsent::Ask
+            },
+        })
+    })?;
+    report(&applied, "Synced every profile's selection", global);
+    Ok(Status::Ok)
+}
+
+/// Runs `remove`.
+pub fn remove(args: &RemoveArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let cx = manage::context(&args.env, global)?;
+    let mut feedback = StderrFeedback::new(global);
+    let _lock = manager::begin_writing(&cx.layout, &format!("remove {}", args.name), &mut feedback)
+        .map_err(|e| manage::failure(e, global))?;
+    let applied = manager::install::remove(
+        &cx,
+        &args.name,
+        args.purge_data,
+        &mut manager::NoInput,
+        &mut feedback,
+    )
+    .map_err(|e| manage::failure(e, global))?;
+    report(&applied, &format!("Removed {}", args.name), global);
+    Ok(Status::Ok)
+}

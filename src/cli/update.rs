@@ -1,0 +1,94 @@
+//! `hermes-plugins update [NAME]...`: new code and dependencies in one switch.
+
+use clap::Args;
+use serde_json::json;
+
+use crate::manager::{self, DepsConsent};
+
+use super::manage::{self, EnvArgs, StderrFeedback, TerminalPrompter};
+use super::{CliError, GlobalArgs, Status};
+
+/// Arguments of `update`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hermes-plugins update --all --yes\n  hermes-plugins update weather --dry-run\n\nGit plugins follow their branch, catalog plugins re-pin to the catalog's current sha, local directories are copied again; --ref installs stay pinned. Everything that changed is published in one generation."
+)]
+pub struct UpdateArgs {
+    /// Plugins to update (default with --all or none given: every installed plugin)
+    pub names: Vec<String>,
+    /// Update every installed plugin
+    #[arg(long)]
+    pub all: bool,
+    /// Show what would change; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Accept what the update adds (dependencies) without asking
+    #[arg(long)]
+    pub yes: bool,
+    /// Environment options.
+    #[command(flatten)]
+    pub env: EnvArgs,
+}
+
+/// Runs `update`.
+pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    if args.all && !args.names.is_empty() {
+        return Err(CliError::usage("give plugin names or --all, not both"));
+    }
+    let cx = manage::context(&args.env, global)?;
+    let mut feedback = StderrFeedback::new(global);
+    let _lock = manager::begin_writing(&cx.layout, "update", &mut feedback)
+        .map_err(|e| manage::failure(e, global))?;
+    let deps = if args.yes {
+        DepsConsent::Yes
+    } else {
+        DepsConsent::Ask
+    };
+    let (items, applied) = if manage::interactive(global) {
+        manager::install::update(
+            &cx,
+            &args.names,
+            args.dry_run,
+            deps,
+            &mut TerminalPrompter,
+            &mut feedback,
+        )
+    } else {
+        manager::install::update(
+            &cx,
+            &args.names,
+            args.dry_run,
+            deps,
+            &mut manager::NoInput,
+            &mut feedback,
+        )
+    }
+    .map_err(|e| manage::failure(e, global))?;
+    if global.json {
+        manage::print_json(
+            &json!({ "plugins": items, "generation": applied, "dry_run": args.dry_run }),
+        );
+        return Ok(Status::Ok);
+    }
+    for i in &items {
+        let short = |c: &Option<String>| {
+            c.as_ref()
+                .map(|c| c.chars().take(12).collect::<String>())
+                .unwrap_or_else(|| "-".into())
+        };
+        println!(
+            "{:<24} {:<13} {} -> {}",
+            i.key,
+            i.status,
+            short(&i.from),
+            short(&i.to)
+        );
+    }
+    if let Some(a) = applied.filter(|a| a.published) {
+        for c in &a.changes {
+            println!("  {c}");
+        }
+        println!("Generation {} is current", a.generation.unwrap_or(0));
+    }
+    Ok(Status::Ok)
+}

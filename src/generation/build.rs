@@ -1,0 +1,146 @@
+//! Building a generation in its staging directory: the virtualenv with the lock installed
+//! (through [`super::install`]), the plugin links into the store, and `generation.json`.
+
+use std::path::{Path, PathBuf};
+
+use uv_normalize::PackageName;
+use uv_pep440::Version;
+
+use super::doc::{GenPlugin, GenerationDoc, PythonEnv};
+use super::faults;
+use super::install::{self, InstallRequest, Pin};
+use crate::resolve::engine::IndexConfig;
+use crate::resolve::lock::Lock;
+
+/// What the build needs besides the document.
+#[derive(Debug, Clone)]
+pub struct BuildInputs {
+    /// The base interpreter.
+    pub python: PathBuf,
+    /// uv's cache.
+    pub cache_dir: PathBuf,
+    /// Where packages come from.
+    pub index: IndexConfig,
+    /// The store root (plugin links point into it).
+    pub store: PathBuf,
+}
+
+/// Why a build failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// Creating the venv or installing failed.
+    #[error(transparent)]
+    Install(#[from] crate::resolve::engine::EngineError),
+    /// File system trouble.
+    #[error("{0}")]
+    Io(String),
+    /// The lock names something that is not a package.
+    #[error("the lock has an invalid entry: {0}")]
+    BadLock(String),
+}
+
+fn io(context: &str, e: std::io::Error) -> BuildError {
+    BuildError::Io(format!("{context}: {e}"))
+}
+
+/// The pins to install: every package of the lock.
+pub fn pins(lock: &Lock) -> Result<Vec<Pin>, BuildError> {
+    lock.packages
+        .iter()
+        .map(|p| {
+            Ok(Pin {
+                name: p
+                    .name
+                    .parse::<PackageName>()
+                    .map_err(|e| BuildError::BadLock(format!("{}: {e}", p.name)))?,
+                version: p
+                    .version
+                    .parse::<Version>()
+                    .map_err(|e| BuildError::BadLock(format!("{} {}: {e}", p.name, p.version)))?,
+                sha256: p.sha256.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The relative path from `plugins/<key>` back to the home's `pm/` directory.
+fn link_target(key: &str, store_key: &str) -> PathBuf {
+    // generations/<N>/plugins/<key…> → up to pm/: 3 levels + one per extra key segment.
+    let depth = 3 + key.matches('/').count();
+    let mut target = PathBuf::new();
+    for _ in 0..depth {
+        target.push("..");
+    }
+    target.join("store").join(store_key)
+}
+
+/// Builds the generation in `staging` (which must not exist). `doc.python` is filled in from
+/// the venv; the rest of `doc` is written as given.
+pub fn build(
+    staging: &Path,
+    inputs: &BuildInputs,
+    mut doc: GenerationDoc,
+) -> Result<GenerationDoc, BuildError> {
+    std::fs::create_dir_all(staging).map_err(|e| io(&staging.display().to_string(), e))?;
+    let venv = staging.join("venv");
+    let installed = install::install(InstallRequest {
+        python: inputs.python.clone(),
+        cache_dir: inputs.cache_dir.clone(),
+        index: inputs.index.clone(),
+        pins: pins(&doc.lock)?,
+        venv: venv.clone(),
+    })?;
+    tracing::debug!("venv and {} packages installed", installed.packages.len());
+    faults::point("after-venv");
+    faults::point("after-install");
+    let rel = |p: &Path| {
+        p.strip_prefix(staging)
+            .map(|r| r.to_string_lossy().to_string())
+            .unwrap_or_else(|_| p.to_string_lossy().to_string())
+    };
+    doc.python = PythonEnv {
+        base: installed.base_python.display().to_string(),
+        version: doc.lock.python.version.clone(),
+        venv: "venv".to_string(),
+        executable: rel(&installed.python),
+        site_packages: rel(&installed.site_packages),
+    };
+    for plugin in &doc.plugins {
+        link_plugin(staging, plugin)?;
+    }
+    faults::point("after-plugins");
+    let path = staging.join("generation.json");
+    std::fs::write(&path, doc.to_json()).map_err(|e| io(&path.display().to_string(), e))?;
+    Ok(doc)
+}
+
+fn link_plugin(staging: &Path, plugin: &GenPlugin) -> Result<(), BuildError> {
+    let link = staging.join(&plugin.path);
+    if let Some(parent) = link.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io(&parent.display().to_string(), e))?;
+    }
+    std::os::unix::fs::symlink(link_target(&plugin.key, &plugin.store_key), &link)
+        .map_err(|e| io(&link.display().to_string(), e))
+}
+
+/// `plugins/<key>`: where a plugin sits inside a generation.
+pub fn plugin_path(key: &str) -> String {
+    format!("plugins/{key}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_climb_to_pm() {
+        assert_eq!(
+            link_target("weather", "abc"),
+            PathBuf::from("../../../store/abc")
+        );
+        assert_eq!(
+            link_target("tools/weather", "abc"),
+            PathBuf::from("../../../../store/abc")
+        );
+    }
+}

@@ -1,0 +1,158 @@
+//! `generation.json` (GEN-2): what a generation holds, in the form the agent reads. Schema:
+//! `catalog-schema/generation.schema.json`. Keys are sorted where they are maps, lists are
+//! sorted, so the same inputs give the same bytes (except `created`, which honours
+//! `SOURCE_DATE_EPOCH`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::resolve::lock::Lock;
+use crate::source::Provenance;
+
+/// The format version of `generation.json`.
+pub const GENERATION_FORMAT: u32 = 1;
+
+/// Hermes core's identity, when the resolution included it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreIdentity {
+    /// Project name (`hermes-agent`).
+    pub name: String,
+    /// Project version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// sha256 of core's `uv.lock`.
+    pub lock_sha256: String,
+    /// Extras selected.
+    #[serde(default)]
+    pub extras: Vec<String>,
+}
+
+/// The Python environment inside the generation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PythonEnv {
+    /// The base interpreter the venv was made from.
+    pub base: String,
+    /// `major.minor.patch`.
+    pub version: String,
+    /// The venv, relative to the generation directory (`venv`).
+    pub venv: String,
+    /// The venv's interpreter, relative (`venv/bin/python`).
+    pub executable: String,
+    /// The directory to put on `sys.path`, relative (`venv/lib/python3.11/site-packages`).
+    pub site_packages: String,
+}
+
+/// One plugin in the generation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GenPlugin {
+    /// Plugin key.
+    pub key: String,
+    /// Manifest name.
+    pub name: String,
+    /// Declared version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// `native` or `portable`.
+    pub kind: String,
+    /// `native-v1`, `native-v2`, `portable`.
+    pub format: String,
+    /// Provenance (source, commit, catalog entry).
+    pub source: Provenance,
+    /// The exact commit, when known (copied from the provenance for readers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// SRI NAR sha256 of the plugin tree.
+    pub tree: String,
+    /// The store directory name.
+    pub store_key: String,
+    /// The plugin directory, relative to the generation (`plugins/<key>`).
+    pub path: String,
+}
+
+/// What one profile has enabled in this generation, and what it granted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileSelection {
+    /// Enabled plugin keys, sorted.
+    pub enabled: Vec<String>,
+    /// Granted capability ids per plugin key.
+    #[serde(default)]
+    pub grants: BTreeMap<String, Vec<String>>,
+}
+
+/// The whole `generation.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GenerationDoc {
+    /// Format version.
+    pub format: u32,
+    /// The generation number.
+    pub number: u64,
+    /// The generation that was current when this one was built.
+    #[serde(default)]
+    pub parent: Option<u64>,
+    /// When it was built (RFC 3339; `SOURCE_DATE_EPOCH` when set).
+    pub created: String,
+    /// What built it (`enable weather`).
+    pub operation: String,
+    /// sha256 over everything that decides the content; equal digests mean a no-op (GEN-5).
+    pub inputs_digest: String,
+    /// Hermes core, if the resolution included it.
+    #[serde(default)]
+    pub core: Option<CoreIdentity>,
+    /// The Python environment.
+    pub python: PythonEnv,
+    /// The plugins (every plugin enabled in at least one profile), sorted by key.
+    pub plugins: Vec<GenPlugin>,
+    /// Per-profile selections.
+    pub profiles: BTreeMap<String, ProfileSelection>,
+    /// The resolved lock installed in the venv.
+    pub lock: Lock,
+}
+
+/// Why a generation could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct DocError {
+    /// The file.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl GenerationDoc {
+    /// Reads `generation.json` from a generation directory.
+    pub fn read(dir: &Path) -> Result<GenerationDoc, DocError> {
+        let path = dir.join("generation.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| DocError {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        serde_json::from_str(&text).map_err(|e| DocError {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// The JSON text (pretty, trailing newline).
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// The plugin with this key.
+    pub fn plugin(&self, key: &str) -> Option<&GenPlugin> {
+        self.plugins.iter().find(|p| p.key == key)
+    }
+}
+
+/// The creation time: `SOURCE_DATE_EPOCH` if set, else now.
+pub fn created_now() -> String {
+    let ts = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .and_then(|secs| jiff::Timestamp::from_second(secs).ok())
+        .unwrap_or_else(jiff::Timestamp::now);
+    ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}

@@ -1,0 +1,81 @@
+//! `generations gc` (GEN-6): removes generations nothing needs — never `current`, its parent,
+//! the `keep` newest, or one an agent holds open — and then every store tree no kept
+//! generation and no installed plugin references.
+//!
+//! Readers' leases: an agent that loads generation N holds a shared `flock` on
+//! `generations/N/generation.json` for as long as it runs (see docs/generations.md); gc asks
+//! for an exclusive lock without waiting and keeps the generation when that fails.
+
+use std::collections::BTreeSet;
+
+use super::doc::GenerationDoc;
+use super::layout::Layout;
+use super::publish::{current_number, numbers};
+use super::writer_lock::is_locked_by_other;
+use crate::store::Store;
+
+/// What gc did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GcReport {
+    /// Generations removed.
+    pub removed_generations: Vec<u64>,
+    /// Generations kept, with why.
+    pub kept: Vec<(u64, String)>,
+    /// Store trees removed.
+    pub removed_trees: Vec<String>,
+}
+
+/// Collects garbage. `keep` newest generations are kept besides current, its parent and
+/// leased ones; `installed_trees` are store keys of installed plugins (always kept).
+pub fn collect(
+    layout: &Layout,
+    keep: usize,
+    installed_trees: &BTreeSet<String>,
+) -> std::io::Result<GcReport> {
+    let mut report = GcReport::default();
+    let all = numbers(layout);
+    let current = current_number(layout);
+    let parent = current
+        .and_then(|c| GenerationDoc::read(&layout.generation(c)).ok())
+        .and_then(|d| d.parent);
+    let newest: BTreeSet<u64> = all.iter().rev().take(keep).copied().collect();
+    let mut kept_docs = Vec::new();
+    for n in &all {
+        let dir = layout.generation(*n);
+        let reason = if Some(*n) == current {
+            Some("current")
+        } else if Some(*n) == parent {
+            Some("parent of current")
+        } else if newest.contains(n) {
+            Some("kept by --keep")
+        } else if is_locked_by_other(&dir.join("generation.json")) {
+            Some("in use by a running agent")
+        } else {
+            None
+        };
+        match reason {
+            Some(why) => {
+                report.kept.push((*n, why.to_string()));
+                if let Ok(doc) = GenerationDoc::read(&dir) {
+                    kept_docs.push(doc);
+                }
+            }
+            None => {
+                // Rename first so the generation disappears at once, then delete.
+                let trash = layout.generations().join(format!(".trash-{n}"));
+                std::fs::rename(&dir, &trash)?;
+                std::fs::remove_dir_all(&trash)?;
+                report.removed_generations.push(*n);
+            }
+        }
+    }
+    let mut reachable: BTreeSet<String> = installed_trees.clone();
+    for doc in &kept_docs {
+        reachable.extend(doc.plugins.iter().map(|p| p.store_key.clone()));
+    }
+    let store = Store::open(layout.store())?;
+    report.removed_trees = store
+        .gc(&reachable)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(report)
+}

@@ -1,0 +1,294 @@
+//! The uv-facing half of building a generation: create a relocatable virtualenv for the
+//! target interpreter and install exactly the packages of a lock into it, hash-checked, the
+//! way `uv venv --relocatable` + `uv pip sync --require-hashes` do (uv crates `=0.0.72`).
+//!
+//! The lock's pins are resolved again with dependencies off (`DependencyMode::Direct`), which
+//! turns each `name==version` into the distribution uv would pick for this interpreter; the
+//! index's sha256 for it must equal the lock's, so a file swapped on the index is refused.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use uv_configuration::Reinstall;
+use uv_dispatch::SharedState;
+use uv_distribution::DistributionDatabase;
+use uv_distribution_types::VersionId;
+use uv_installer::{InstallationStrategy, Installer, Planner, Preparer, SitePackages};
+use uv_normalize::PackageName;
+use uv_pep440::Version;
+use uv_preview::Preview;
+use uv_pypi_types::{HashAlgorithm, HashDigest};
+use uv_resolver::{
+    DependencyMode, ExcludeNewer, ForkStrategy, OptionsBuilder, Preferences, Prerelease,
+    ResolutionMode, ResolveError,
+};
+use uv_types::{HashStrategy, InFlight};
+use uv_virtualenv::{OnExisting, Prompt};
+
+use crate::resolve::engine::{self, EngineError, INDEX_STRATEGY, IndexConfig, Session};
+
+/// One package to install, as the lock records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    /// Normalised name.
+    pub name: PackageName,
+    /// Exact version.
+    pub version: Version,
+    /// The sha256 (hex) of the chosen file, when the index gave one.
+    pub sha256: Option<String>,
+}
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct InstallRequest {
+    /// The base interpreter.
+    pub python: PathBuf,
+    /// uv's cache directory.
+    pub cache_dir: PathBuf,
+    /// Where packages come from.
+    pub index: IndexConfig,
+    /// The packages.
+    pub pins: Vec<Pin>,
+    /// The virtualenv to create (must not exist).
+    pub venv: PathBuf,
+}
+
+/// What was installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    /// Packages installed, `name==version`, sorted.
+    pub packages: Vec<String>,
+    /// How many came from the network (the rest were linked from uv's cache).
+    pub downloaded: usize,
+    /// The venv's `site-packages` directory.
+    pub site_packages: PathBuf,
+    /// The venv's interpreter (`bin/python`).
+    pub python: PathBuf,
+    /// `major.minor` of the interpreter.
+    pub python_version: String,
+    /// The base interpreter's real executable (what the venv was made from).
+    pub base_python: PathBuf,
+}
+
+/// Creates the virtualenv and installs the pins into it.
+pub fn install(request: InstallRequest) -> Result<Installed, EngineError> {
+    engine::initialise();
+    let stack = uv_configuration::min_stack_size();
+    std::thread::Builder::new()
+        .name("hermes-plugins-install".into())
+        .stack_size(stack)
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .thread_stack_size(stack)
+                .build()
+                .map_err(|e| EngineError::Other(e.to_string()))?;
+            let result = runtime.block_on(Box::pin(install_async(request)));
+            runtime.shutdown_background();
+            result
+        })
+        .map_err(|e| EngineError::Other(e.to_string()))?
+        .join()
+        .unwrap_or_else(|_| Err(EngineError::Other("the installer thread panicked".into())))
+}
+
+fn hash_strategy(pins: &[Pin]) -> HashStrategy {
+    let mut map: FxHashMap<VersionId, Vec<HashDigest>> = FxHashMap::default();
+    for pin in pins {
+        if let Some(hex) = &pin.sha256 {
+            map.insert(
+                VersionId::from_registry(pin.name.clone(), pin.version.clone()),
+                vec![HashDigest {
+                    algorithm: HashAlgorithm::Sha256,
+                    digest: hex.to_ascii_lowercase().into(),
+                }],
+            );
+        }
+    }
+    if !pins.is_empty() && map.len() == pins.len() {
+        HashStrategy::Require(Arc::new(map))
+    } else {
+        HashStrategy::Verify(Arc::new(map))
+    }
+}
+
+fn describe(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    anstream::adapter::strip_str(&message).to_string()
+}
+
+async fn install_async(request: InstallRequest) -> Result<Installed, EngineError> {
+    let hasher = hash_strategy(&request.pins);
+    let session =
+        Session::open(&request.python, &request.cache_dir, &request.index, &hasher).await?;
+    let venv = uv_virtualenv::create_venv(
+        &request.venv,
+        session.interpreter.clone(),
+        Prompt::Static("hermes-plugins".to_string()),
+        false,
+        OnExisting::Fail,
+        true,
+        uv_virtualenv::Seed::Disabled,
+        false,
+    )
+    .map_err(|e| {
+        EngineError::Other(format!(
+            "cannot create the virtualenv {}: {}",
+            request.venv.display(),
+            describe(&e)
+        ))
+    })?;
+    let site_packages_dir = venv
+        .site_packages()
+        .next()
+        .map(|p| p.to_path_buf())
+        .ok_or_else(|| EngineError::Other("the new virtualenv has no site-packages".into()))?;
+    let python_version = format!(
+        "{}.{}",
+        session.interpreter.python_major(),
+        session.interpreter.python_minor()
+    );
+    let venv_python = venv.python_executable().to_path_buf();
+    let base_python = session.interpreter.sys_executable().to_path_buf();
+    let mut packages: Vec<String> = request
+        .pins
+        .iter()
+        .map(|p| format!("{}=={}", p.name, p.version))
+        .collect();
+    packages.sort();
+    if request.pins.is_empty() {
+        return Ok(Installed {
+            packages,
+            downloaded: 0,
+            site_packages: site_packages_dir,
+            python: venv_python,
+            python_version,
+            base_python,
+        });
+    }
+
+    let requirements = request
+        .pins
+        .iter()
+        .map(|pin| uv_distribution_types::Requirement {
+            name: pin.name.clone(),
+            extras: Box::new([]),
+            groups: Box::new([]),
+            marker: uv_pep508::MarkerTree::TRUE,
+            source: uv_distribution_types::RequirementSource::Registry {
+                specifier: uv_pep440::VersionSpecifiers::from(
+                    uv_pep440::VersionSpecifier::equals_version(pin.version.clone()),
+                ),
+                index: None,
+                conflict: None,
+            },
+            origin: None,
+        })
+        .collect::<Vec<_>>();
+    let state = SharedState::default();
+    let in_memory_index = state.index().clone();
+    let dispatch = session.dispatch(state, ExcludeNewer::default());
+    let options = OptionsBuilder::new()
+        .resolution_mode(ResolutionMode::Highest)
+        .prerelease(Prerelease::default())
+        .fork_strategy(ForkStrategy::default())
+        .dependency_mode(DependencyMode::Direct)
+        .index_strategy(INDEX_STRATEGY)
+        .build_options(session.build_options.clone())
+        .build();
+    let resolution = session
+        .resolve(
+            &dispatch,
+            &in_memory_index,
+            requirements,
+            Preferences::default(),
+            options,
+            &hasher,
+        )
+        .await
+        .map_err(|e| match e {
+            ResolveError::NoSolution(err) => EngineError::Other(format!(
+                "a locked package is no longer available from {}: {}",
+                request.index.primary(),
+                anstream::adapter::strip_str(err.report())
+            )),
+            other => EngineError::Index {
+                url: request.index.primary(),
+                message: describe(&other),
+            },
+        })?;
+
+    let site_packages = SitePackages::from_environment(&venv)
+        .map_err(|e| EngineError::Other(describe(e.as_ref())))?;
+    let plan = Planner::new(&resolution)
+        .build(
+            site_packages,
+            InstallationStrategy::Permissive,
+            &Reinstall::None,
+            &session.build_options,
+            &hasher,
+            &session.index_locations,
+            &Default::default(),
+            &Default::default(),
+            &Default::default(),
+            &Default::default(),
+            &session.cache,
+            &venv,
+            &session.tags,
+        )
+        .map_err(|e| EngineError::Other(describe(e.as_ref())))?;
+    let downloaded = plan.remote.len();
+    let wheels = if plan.remote.is_empty() {
+        Vec::new()
+    } else {
+        let preparer = Preparer::new(
+            &session.cache,
+            &session.tags,
+            &hasher,
+            &session.build_options,
+            DistributionDatabase::new(
+                &session.client,
+                &dispatch,
+                session.concurrency.downloads_semaphore.clone(),
+            ),
+        );
+        preparer
+            .prepare(plan.remote.clone(), &InFlight::default(), &resolution)
+            .await
+            .map_err(|e| EngineError::Index {
+                url: request.index.primary(),
+                message: describe(&e),
+            })?
+    };
+    let installs: Vec<_> = wheels.into_iter().chain(plan.cached).collect();
+    if !installs.is_empty() {
+        Installer::new(&venv, Preview::default())
+            .with_cache(&session.cache)
+            .with_installer_name(Some("hermes-plugins".to_string()))
+            .install_blocking(installs)
+            .map_err(|e| EngineError::Other(describe(e.as_ref())))?;
+    }
+    Ok(Installed {
+        packages,
+        downloaded,
+        site_packages: site_packages_dir,
+        python: venv_python,
+        python_version,
+        base_python,
+    })
+}
+
+/// The `site-packages` directory of a venv made for `python_version` (`3.11`), relative to the
+/// venv root, as uv lays it out on POSIX.
+pub fn site_packages_relative(python_version: &str) -> PathBuf {
+    Path::new("lib")
+        .join(format!("python{python_version}"))
+        .join("site-packages")
+}

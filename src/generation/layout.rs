@@ -1,0 +1,77 @@
+//! Where things live under `<HERMES_HOME>/pm/` (GEN-1).
+
+use std::path::{Path, PathBuf};
+
+/// The package manager's directory layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// `HERMES_HOME`.
+    pub home: PathBuf,
+    /// `<home>/pm`.
+    pub pm: PathBuf,
+}
+
+impl Layout {
+    /// The layout for a Hermes home.
+    pub fn new(home: &Path) -> Layout {
+        Layout {
+            home: home.to_path_buf(),
+            pm: home.join("pm"),
+        }
+    }
+
+    /// `pm/generations`: one directory per published generation.
+    pub fn generations(&self) -> PathBuf {
+        self.pm.join("generations")
+    }
+
+    /// `pm/generations/<n>`.
+    pub fn generation(&self, number: u64) -> PathBuf {
+        self.generations().join(number.to_string())
+    }
+
+    /// `pm/current`: the symlink to the active generation.
+    pub fn current(&self) -> PathBuf {
+        self.pm.join("current")
+    }
+
+    /// `pm/store`: content-addressed plugin trees.
+    pub fn store(&self) -> PathBuf {
+        self.pm.join("store")
+    }
+
+    /// `pm/cache/uv`: uv's cache (downloads, built wheels, index metadata).
+    pub fn uv_cache(&self) -> PathBuf {
+        self.pm.join("cache").join("uv")
+    }
+
+    /// `pm/lock`: the writer lock.
+    pub fn lock_file(&self) -> PathBuf {
+        self.pm.join("lock")
+    }
+
+    /// `pm/journal.json`: the in-flight operation, if any.
+    pub fn journal(&self) -> PathBuf {
+        self.pm.join("journal.json")
+    }
+
+    /// `pm/installed.json` (STATE-2).
+    pub fn installed(&self) -> PathBuf {
+        self.pm.join("installed.json")
+    }
+
+    /// `pm/tmp`: scratch space for fetches (same file system as the store).
+    pub fn tmp(&self) -> PathBuf {
+        self.pm.join("tmp")
+    }
+
+    /// `pm/backups`: copies of user files taken before an edit, until the edit is committed.
+    pub fn backups(&self) -> PathBuf {
+        self.pm.join("backups")
+    }
+
+    /// `<home>/plugin-data/<key>`: a plugin's own data (never inside a generation).
+    pub fn plugin_data(&self, key: &str) -> PathBuf {
+        self.home.join("plugin-data").join(key)
+    }
+}

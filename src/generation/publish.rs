@@ -1,0 +1,192 @@
+//! Publication (GEN-3): a transaction that builds a generation in a staging directory next to
+//! `generations/`, fsyncs it, renames it into place, applies the user-file edits that go with
+//! it (backed up first), and switches `current` with a temporary symlink and `rename(2)`,
+//! then fsyncs the directory. The journal records each step, so a crash at any point leaves
+//! `current` on a complete generation and the next writer knows what to undo.
+
+use std::path::{Path, PathBuf};
+
+use super::faults;
+use super::journal::{FileBackup, Journal};
+use super::layout::Layout;
+use crate::state::installed::write_atomically;
+
+/// The generation `current` points to, if any.
+pub fn current_number(layout: &Layout) -> Option<u64> {
+    let target = std::fs::read_link(layout.current()).ok()?;
+    target.file_name()?.to_str()?.parse().ok()
+}
+
+/// Published generation numbers, ascending.
+pub fn numbers(layout: &Layout) -> Vec<u64> {
+    let mut out: Vec<u64> = std::fs::read_dir(layout.generations())
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort_unstable();
+    out
+}
+
+/// fsyncs every file and directory under `root` (and `root`).
+pub fn fsync_tree(root: &Path) -> std::io::Result<()> {
+    for entry in walkdir::WalkDir::new(root).contents_first(true) {
+        let entry = entry.map_err(std::io::Error::other)?;
+        let ft = entry.file_type();
+        if ft.is_file() || ft.is_dir() {
+            std::fs::File::open(entry.path())?.sync_all()?;
+        }
+    }
+    Ok(())
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Points `current` at generation `number` atomically: a temporary symlink renamed over it.
+pub fn switch_current(layout: &Layout, number: u64) -> std::io::Result<()> {
+    let tmp = layout.pm.join("current.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(Path::new("generations").join(number.to_string()), &tmp)?;
+    std::fs::rename(&tmp, layout.current())?;
+    sync_dir(&layout.pm)
+}
+
+/// One journaled operation.
+#[derive(Debug)]
+pub struct Transaction {
+    layout: Layout,
+    journal: Journal,
+}
+
+impl Transaction {
+    /// Starts an operation that publishes a new generation; returns the transaction and the
+    /// staging directory to build in (not yet created).
+    pub fn begin_build(
+        layout: &Layout,
+        operation: &str,
+    ) -> std::io::Result<(Transaction, PathBuf)> {
+        std::fs::create_dir_all(layout.generations())?;
+        let previous = current_number(layout);
+        let next = numbers(layout).last().copied().max(previous).unwrap_or(0) + 1;
+        let staging = layout.generations().join(format!(".tmp-{next}"));
+        let journal = Journal {
+            operation: operation.to_string(),
+            pid: std::process::id(),
+            target: Some(next),
+            previous,
+            staging: Some(staging.clone()),
+            builds: true,
+            files: Vec::new(),
+        };
+        journal.save(layout)?;
+        faults::point("after-journal");
+        Ok((
+            Transaction {
+                layout: layout.clone(),
+                journal,
+            },
+            staging,
+        ))
+    }
+
+    /// Starts an operation that switches to an existing generation (rollback) or only edits
+    /// files (`target` = `None`).
+    pub fn begin_switch(
+        layout: &Layout,
+        operation: &str,
+        target: Option<u64>,
+    ) -> std::io::Result<Transaction> {
+        let journal = Journal {
+            operation: operation.to_string(),
+            pid: std::process::id(),
+            target,
+            previous: current_number(layout),
+            staging: None,
+            builds: false,
+            files: Vec::new(),
+        };
+        journal.save(layout)?;
+        Ok(Transaction {
+            layout: layout.clone(),
+            journal,
+        })
+    }
+
+    /// The generation number this transaction publishes or switches to.
+    pub fn target(&self) -> Option<u64> {
+        self.journal.target
+    }
+
+    /// The generation current before.
+    pub fn previous(&self) -> Option<u64> {
+        self.journal.previous
+    }
+
+    /// Moves the built staging directory into `generations/<N>` after fsyncing it.
+    pub fn publish_staging(&mut self) -> std::io::Result<()> {
+        let (Some(staging), Some(target)) = (self.journal.staging.clone(), self.journal.target)
+        else {
+            return Err(std::io::Error::other("no staging directory to publish"));
+        };
+        let started = std::time::Instant::now();
+        fsync_tree(&staging)?;
+        tracing::debug!("fsynced the staging tree in {:?}", started.elapsed());
+        faults::point("after-fsync");
+        std::fs::rename(&staging, self.layout.generation(target))?;
+        sync_dir(&self.layout.generations())?;
+        faults::point("after-rename");
+        Ok(())
+    }
+
+    /// Replaces a user file's content, keeping a backup until the transaction finishes (or
+    /// restoring it if the transaction is abandoned).
+    pub fn edit_file(&mut self, path: &Path, content: &[u8]) -> std::io::Result<()> {
+        if std::fs::read(path).ok().as_deref() == Some(content) {
+            return Ok(());
+        }
+        let backups = self.layout.backups();
+        std::fs::create_dir_all(&backups)?;
+        let backup = if path.exists() {
+            let copy = backups.join(format!(
+                "{}-{}",
+                self.journal.files.len(),
+                path.file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default()
+            ));
+            let original = std::fs::read(path)?;
+            write_atomically(&copy, &original)?;
+            Some(copy)
+        } else {
+            None
+        };
+        self.journal.files.push(FileBackup {
+            path: path.to_path_buf(),
+            backup,
+        });
+        self.journal.save(&self.layout)?;
+        write_atomically(path, content)
+    }
+
+    /// Switches `current` to the target and completes the transaction.
+    pub fn commit(self) -> std::io::Result<()> {
+        faults::point("after-config");
+        if let Some(target) = self.journal.target
+            && Some(target) != self.journal.previous
+        {
+            switch_current(&self.layout, target)?;
+            faults::point("after-switch");
+        }
+        self.journal.finish(&self.layout)
+    }
+
+    /// Abandons the transaction: undoes file edits and removes what was built.
+    pub fn abort(self) -> std::io::Result<()> {
+        super::journal::recover(&self.layout).map(|_| ())
+    }
+}

@@ -1,0 +1,171 @@
+//! `verify` (GEN-8): the current generation against what it records — every plugin tree's
+//! NAR hash, every plugin link, the venv's installed distributions against the lock, and
+//! every installed file against the sha256 in its wheel's `RECORD`.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
+
+use super::doc::GenerationDoc;
+use crate::store::Store;
+
+/// One problem found.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// What part (`plugin weather`, `venv`, `httpx 0.28.1`).
+    pub subject: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn problem(subject: impl Into<String>, message: impl Into<String>) -> Problem {
+    Problem {
+        subject: subject.into(),
+        message: message.into(),
+    }
+}
+
+fn normalise(name: &str) -> String {
+    let mut out = String::new();
+    let mut last_sep = false;
+    for c in name.chars() {
+        if c == '-' || c == '_' || c == '.' {
+            if !last_sep {
+                out.push('-');
+            }
+            last_sep = true;
+        } else {
+            out.push(c.to_ascii_lowercase());
+            last_sep = false;
+        }
+    }
+    out
+}
+
+/// Checks a generation directory; an empty list means it is intact.
+pub fn verify(generation_dir: &Path, doc: &GenerationDoc, store: &Store) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for plugin in &doc.plugins {
+        let subject = format!("plugin {}", plugin.key);
+        let link = generation_dir.join(&plugin.path);
+        match std::fs::canonicalize(&link) {
+            Ok(resolved) => {
+                let expected = std::fs::canonicalize(store.path_of(&plugin.store_key)).ok();
+                if Some(&resolved) != expected.as_ref() {
+                    problems.push(problem(
+                        &subject,
+                        format!("{} does not point to its store tree", plugin.path),
+                    ));
+                }
+            }
+            Err(e) => problems.push(problem(&subject, format!("{}: {e}", plugin.path))),
+        }
+        if Store::key_from_sri(&plugin.tree).as_deref() != Some(plugin.store_key.as_str()) {
+            problems.push(problem(&subject, "its tree hash and store key disagree"));
+        }
+        match store.verify(&plugin.store_key) {
+            Ok(true) => {}
+            Ok(false) => problems.push(problem(
+                &subject,
+                format!(
+                    "the store tree {} was modified (its NAR hash no longer matches)",
+                    plugin.store_key
+                ),
+            )),
+            Err(e) => problems.push(problem(&subject, e.to_string())),
+        }
+    }
+    let site = generation_dir.join(&doc.python.site_packages);
+    let expected: BTreeSet<(String, String)> = doc
+        .lock
+        .packages
+        .iter()
+        .map(|p| (normalise(&p.name), p.version.clone()))
+        .collect();
+    let mut found = BTreeSet::new();
+    let entries = match std::fs::read_dir(&site) {
+        Ok(e) => e,
+        Err(e) => {
+            problems.push(problem("venv", format!("{}: {e}", site.display())));
+            return problems;
+        }
+    };
+    let mut dist_infos: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "dist-info"))
+        .collect();
+    dist_infos.sort();
+    for info in dist_infos {
+        let stem = info
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let (name, version) = stem.split_once('-').unwrap_or((stem.as_str(), ""));
+        let subject = format!("{} {version}", normalise(name));
+        found.insert((normalise(name), version.to_string()));
+        problems.extend(check_record(&site, &info, &subject));
+    }
+    for (name, version) in expected.difference(&found) {
+        problems.push(problem(
+            format!("{name} {version}"),
+            "locked but not installed in the venv",
+        ));
+    }
+    for (name, version) in found.difference(&expected) {
+        problems.push(problem(
+            format!("{name} {version}"),
+            "installed in the venv but not in the lock",
+        ));
+    }
+    problems
+}
+
+fn check_record(site: &Path, info: &Path, subject: &str) -> Vec<Problem> {
+    let record = info.join("RECORD");
+    let text = match std::fs::read_to_string(&record) {
+        Ok(t) => t,
+        Err(e) => return vec![problem(subject, format!("{}: {e}", record.display()))],
+    };
+    let mut out = Vec::new();
+    for line in text.lines() {
+        // path,sha256=<urlsafe-b64-nopad>,size — paths with commas are quoted (csv).
+        let Some((path, rest)) = split_record_line(line) else {
+            continue;
+        };
+        let Some(hash) = rest
+            .split(',')
+            .next()
+            .and_then(|h| h.strip_prefix("sha256="))
+        else {
+            continue;
+        };
+        let file = site.join(&path);
+        match std::fs::read(&file) {
+            Ok(bytes) => {
+                let digest =
+                    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(&bytes));
+                if digest != hash {
+                    out.push(problem(
+                        subject,
+                        format!("{path} differs from its RECORD hash"),
+                    ));
+                }
+            }
+            Err(e) => out.push(problem(subject, format!("{path}: {e}"))),
+        }
+    }
+    out
+}
+
+fn split_record_line(line: &str) -> Option<(String, &str)> {
+    if let Some(rest) = line.strip_prefix('"') {
+        let end = rest.find("\",")?;
+        Some((rest[..end].replace("\"\"", "\""), &rest[end + 2..]))
+    } else {
+        let (path, rest) = line.split_once(',')?;
+        Some((path.to_string(), rest))
+    }
+}

@@ -1,0 +1,465 @@
+//! The one path every mutating operation takes: selections → generation inputs → (no-op |
+//! consent → resolve → build → publish with the user-file edits) in one transaction.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use sha2::{Digest, Sha256};
+
+use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
+use crate::generation::build::{self, BuildInputs};
+use crate::generation::doc;
+use crate::generation::doc::{CoreIdentity, GenPlugin, GenerationDoc, ProfileSelection, PythonEnv};
+use crate::generation::publish::{self, Transaction};
+use crate::resolve::{self, Failure, Request, inputs};
+use crate::state::config_edit;
+use crate::state::installed::Installed;
+use crate::state::profiles;
+use crate::store::Store;
+
+/// A change to one profile's selection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SelectionEdit {
+    /// Add to `plugins.enabled`, remove from `plugins.disabled`.
+    Enable(String),
+    /// Remove from `plugins.enabled`, add to `plugins.disabled`.
+    Disable(String),
+    /// Remove from both.
+    Forget(String),
+}
+
+/// What to change.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// The operation, for the journal and `generation.json` (`enable weather`).
+    pub operation: String,
+    /// Selection edits per profile.
+    pub edits: Vec<(String, SelectionEdit)>,
+    /// The installed state to write (when it changes).
+    pub installed: Option<Installed>,
+    /// How dependency consent is answered.
+    pub deps: DepsConsent,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Applied {
+    /// The generation now current (`None` if there is none).
+    pub generation: Option<u64>,
+    /// The generation before.
+    pub previous: Option<u64>,
+    /// Whether a new generation was published.
+    pub published: bool,
+    /// Packages added/removed/changed in the environment (`name version` strings).
+    pub changes: Vec<String>,
+    /// Plugins in the new generation.
+    pub plugins: Vec<String>,
+}
+
+struct ProfileState {
+    config: PathBuf,
+    original: Option<String>,
+    text: String,
+    enabled: BTreeSet<String>,
+    disabled: BTreeSet<String>,
+}
+
+fn read_text(path: &std::path::Path) -> Result<Option<String>, ManagerError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ManagerError::Environment(format!(
+            "{}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// The inputs digest (GEN-5): everything that decides a generation's content.
+pub fn inputs_digest(
+    cx: &Context,
+    plugins: &[GenPlugin],
+    profiles: &BTreeMap<String, ProfileSelection>,
+) -> String {
+    let core = cx.core.as_ref().map(|c| {
+        serde_json::json!({
+            "name": c.project.name,
+            "lock": file_sha256(&c.lock.path),
+            "pyproject": file_sha256(&c.project.path),
+        })
+    });
+    let doc = serde_json::json!({
+        "core": core,
+        "extras": cx.extras,
+        "python": cx.python.display().to_string(),
+        "index": {
+            "url": cx.index.index_url,
+            "extra": cx.index.extra_index_urls,
+            "find_links": cx.index.find_links,
+        },
+        "quarantine_days": cx.quarantine_days,
+        "plugins": plugins.iter().map(|p| (&p.key, &p.tree)).collect::<Vec<_>>(),
+        "profiles": profiles,
+    });
+    format!(
+        "sha256:{}",
+        hex(&Sha256::digest(doc.to_string().as_bytes()))
+    )
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn file_sha256(path: &std::path::Path) -> String {
+    std::fs::read(path)
+        .map(|b| hex(&Sha256::digest(&b)))
+        .unwrap_or_default()
+}
+
+/// The current generation's document, if there is one.
+pub fn current_doc(cx: &Context) -> Option<GenerationDoc> {
+    let n = publish::current_number(&cx.layout)?;
+    GenerationDoc::read(&cx.layout.generation(n)).ok()
+}
+
+/// Applies a change (see the module documentation). Holds no lock itself: the caller has
+/// called [`super::begin_writing`].
+pub fn apply(
+    cx: &Context,
+    change: Change,
+    prompter: &mut dyn Prompter,
+    feedback: &mut dyn Feedback,
+) -> Result<Applied, ManagerError> {
+    let installed = match &change.installed {
+        Some(i) => i.clone(),
+        None => Installed::read(&cx.layout.installed())
+            .map_err(|e| ManagerError::Environment(e.to_string()))?,
+    };
+    // 1. Profiles and their new selections.
+    let (read, warnings) = profiles::read_profiles(&cx.layout.home)
+        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    for w in warnings {
+        feedback.note(&format!("skipping a profile: {w}"));
+    }
+    let mut states: BTreeMap<String, ProfileState> = BTreeMap::new();
+    for p in read {
+        let original = read_text(&p.config)?;
+        states.insert(
+            p.name.clone(),
+            ProfileState {
+                config: p.config.clone(),
+                text: original.clone().unwrap_or_default(),
+                original,
+                enabled: p.enabled,
+                disabled: p.disabled,
+            },
+        );
+    }
+    for (profile, edit) in &change.edits {
+        if !states.contains_key(profile) {
+            let config = cx.config_path(profile);
+            if profile != "default" && !config.parent().is_some_and(|d| d.is_dir()) {
+                return Err(ManagerError::Usage(format!(
+                    "there is no profile `{profile}` ({} does not exist)",
+                    config
+                        .parent()
+                        .map(|d| d.display().to_string())
+                        .unwrap_or_default()
+                )));
+            }
+            states.insert(
+                profile.clone(),
+                ProfileState {
+                    config,
+                    original: None,
+                    text: String::new(),
+                    enabled: BTreeSet::new(),
+                    disabled: BTreeSet::new(),
+                },
+            );
+        }
+        let state = states.get_mut(profile).expect("inserted above");
+        let edited = match edit {
+            SelectionEdit::Enable(name) => {
+                state.enabled.insert(name.clone());
+                state.disabled.remove(name);
+                config_edit::enable(&state.text, name)
+            }
+            SelectionEdit::Disable(name) => {
+                state.enabled.remove(name);
+                state.disabled.insert(name.clone());
+                config_edit::disable(&state.text, name)
+            }
+            SelectionEdit::Forget(name) => {
+                state.enabled.remove(name);
+                state.disabled.remove(name);
+                config_edit::forget(&state.text, name)
+            }
+        };
+        state.text = edited
+            .map_err(|e| ManagerError::Refused(format!("{}: {e}", state.config.display())))?;
+    }
+
+    // 2. The generation's plugins and per-profile selections.
+    let mut selections: BTreeMap<String, ProfileSelection> = BTreeMap::new();
+    let mut keys: BTreeSet<String> = BTreeSet::new();
+    for (name, state) in &states {
+        let mut enabled: Vec<String> = state
+            .enabled
+            .iter()
+            .filter(|k| !state.disabled.contains(*k))
+            .filter_map(|k| installed.find(k).map(|p| p.key.clone()))
+            .collect();
+        enabled.sort();
+        enabled.dedup();
+        keys.extend(enabled.iter().cloned());
+        selections.insert(
+            name.clone(),
+            ProfileSelection {
+                enabled,
+                grants: BTreeMap::new(),
+            },
+        );
+    }
+    let plugins: Vec<GenPlugin> = keys
+        .iter()
+        .filter_map(|k| installed.plugins.get(k))
+        .map(|p| GenPlugin {
+            key: p.key.clone(),
+            name: p.name.clone(),
+            version: p.version.clone(),
+            kind: p.kind.clone(),
+            format: p.format.clone(),
+            source: p.source.clone(),
+            commit: p.source.commit.clone(),
+            tree: p.tree.clone(),
+            store_key: p.store_key.clone(),
+            path: build::plugin_path(&p.key),
+        })
+        .collect();
+    let digest = inputs_digest(cx, &plugins, &selections);
+    let current = current_doc(cx);
+    let previous = publish::current_number(&cx.layout);
+
+    let file_edits = |tx: &mut Transaction| -> Result<(), ManagerError> {
+        for state in states.values() {
+            if state.original.as_deref() != Some(state.text.as_str())
+                && !(state.original.is_none() && state.text.is_empty())
+            {
+                tx.edit_file(&state.config, state.text.as_bytes())?;
+            }
+        }
+        if let Some(new) = &change.installed {
+            tx.edit_file(&cx.layout.installed(), new.to_json().as_bytes())?;
+        }
+        Ok(())
+    };
+
+    // 3. No-op (GEN-5): same inputs as the current generation, or nothing enabled and no
+    //    generation yet.
+    let unchanged = match &current {
+        Some(doc) => doc.inputs_digest == digest,
+        None => plugins.is_empty(),
+    };
+    if unchanged {
+        let mut tx = Transaction::begin_switch(&cx.layout, &change.operation, previous)?;
+        file_edits(&mut tx)?;
+        tx.commit()?;
+        return Ok(Applied {
+            generation: previous,
+            previous,
+            published: false,
+            changes: Vec::new(),
+            plugins: keys.into_iter().collect(),
+        });
+    }
+
+    // 4. Resolve: core + every enabled plugin, preferring the current lock.
+    let store = Store::open(cx.layout.store())?;
+    let mut plugin_inputs = Vec::new();
+    for p in &plugins {
+        let dir = store.path_of(&p.store_key);
+        plugin_inputs.push(inputs::plugin_from_dir(&dir).map_err(|e| {
+            ManagerError::Environment(format!(
+                "plugin `{}`: its store tree {} cannot be read: {e} (reinstall it)",
+                p.key,
+                dir.display()
+            ))
+        })?);
+    }
+    let started = std::time::Instant::now();
+    feedback.phase("resolving dependencies");
+    let request = Request {
+        core: cx.core.clone(),
+        extras: cx.extras.clone(),
+        plugins: plugin_inputs.clone(),
+        python: cx.python.clone(),
+        cache_dir: cx.layout.uv_cache(),
+        index: cx.index.clone(),
+        quarantine_days: cx.quarantine_days,
+        now: cx.now,
+        previous: current.as_ref().map(|d| d.lock.clone()),
+    };
+    let outcome = resolve::run(&request);
+    feedback.done();
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(Failure::Conflict(c)) => return Err(ManagerError::Conflict(c)),
+        Err(Failure::Environment(m)) => return Err(ManagerError::Environment(m)),
+    };
+    let lock = outcome.lock;
+    tracing::debug!(
+        "resolved {} packages in {:?}",
+        lock.packages.len(),
+        started.elapsed()
+    );
+
+    // 5. Dependency consent (CAP-6) for requirements not in the current generation.
+    let old_inputs: BTreeMap<String, BTreeSet<String>> = current
+        .as_ref()
+        .map(|d| {
+            d.lock
+                .inputs
+                .iter()
+                .map(|i| (i.source.clone(), i.requirements.iter().cloned().collect()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut asks = Vec::new();
+    for p in &plugin_inputs {
+        let label = inputs::Source::Plugin(p.name.clone()).label();
+        let before = old_inputs.get(&label).cloned().unwrap_or_default();
+        let added: Vec<String> = p
+            .requirements
+            .iter()
+            .map(|r| r.raw.clone())
+            .filter(|r| !before.contains(r))
+            .collect();
+        if added.is_empty() {
+            continue;
+        }
+        let pulled: Vec<String> = lock
+            .packages
+            .iter()
+            .filter(|pkg| pkg.required_by.contains(&label))
+            .map(|pkg| format!("{} {}", pkg.name, pkg.version))
+            .collect();
+        asks.push((p.name.clone(), added, pulled));
+    }
+    if !asks.is_empty() {
+        let mut text = String::from("Python dependencies to install:\n");
+        for (name, added, pulled) in &asks {
+            text.push_str(&format!(
+                "  plugin `{name}` requires: {}\n",
+                added.join(", ")
+            ));
+            if !pulled.is_empty() {
+                text.push_str(&format!("    installs: {}\n", pulled.join(", ")));
+            }
+        }
+        let names: Vec<&str> = asks.iter().map(|(n, _, _)| n.as_str()).collect();
+        let granted = match change.deps {
+            DepsConsent::Yes => true,
+            DepsConsent::No => false,
+            DepsConsent::Ask => prompter.confirm(&text, "Install these dependencies?"),
+        };
+        if !granted {
+            return Err(ManagerError::Refused(format!(
+                "{}dependency consent not given for {}: nothing was changed (pass --yes-deps to consent in advance)",
+                text,
+                names.join(", ")
+            )));
+        }
+    }
+
+    // 6. Build, publish, edit, switch — one transaction.
+    let mut new_doc = GenerationDoc {
+        format: doc::GENERATION_FORMAT,
+        number: 0,
+        parent: previous,
+        created: doc::created_now(),
+        operation: change.operation.clone(),
+        inputs_digest: digest,
+        core: cx.core.as_ref().map(|c| CoreIdentity {
+            name: c.project.name.clone(),
+            version: c.project.version.clone(),
+            lock_sha256: file_sha256(&c.lock.path),
+            extras: cx.extras.clone(),
+        }),
+        python: PythonEnv {
+            base: cx.python.display().to_string(),
+            version: lock.python.version.clone(),
+            venv: String::new(),
+            executable: String::new(),
+            site_packages: String::new(),
+        },
+        plugins,
+        profiles: selections,
+        lock: lock.clone(),
+    };
+    let (mut tx, staging) = Transaction::begin_build(&cx.layout, &change.operation)?;
+    new_doc.number = tx.target().unwrap_or(1);
+    feedback.phase(&format!(
+        "building generation {} ({} packages)",
+        new_doc.number,
+        lock.packages.len()
+    ));
+    let built = build::build(
+        &staging,
+        &BuildInputs {
+            python: cx.python.clone(),
+            cache_dir: cx.layout.uv_cache(),
+            index: cx.index.clone(),
+            store: cx.layout.store(),
+        },
+        new_doc,
+    );
+    feedback.done();
+    tracing::debug!("built the generation in {:?}", started.elapsed());
+    let built = match built {
+        Ok(doc) => doc,
+        Err(e) => {
+            tx.abort()?;
+            return Err(ManagerError::Environment(e.to_string()));
+        }
+    };
+    let steps = (|| -> Result<(), ManagerError> {
+        tx.publish_staging()?;
+        file_edits(&mut tx)?;
+        Ok(())
+    })();
+    if let Err(e) = steps {
+        tx.abort()?;
+        return Err(e);
+    }
+    tx.commit()?;
+    tracing::debug!("published in {:?}", started.elapsed());
+    let changes = match &current {
+        Some(old) => {
+            let diff = crate::resolve::lock::LockDiff::between(&old.lock, &lock);
+            diff.added
+                .iter()
+                .map(|(n, v)| format!("+ {n} {v}"))
+                .chain(diff.removed.iter().map(|(n, v)| format!("- {n} {v}")))
+                .chain(
+                    diff.changed
+                        .iter()
+                        .map(|(n, a, b)| format!("~ {n} {a} -> {b}")),
+                )
+                .collect()
+        }
+        None => lock
+            .packages
+            .iter()
+            .map(|p| format!("+ {} {}", p.name, p.version))
+            .collect(),
+    };
+    Ok(Applied {
+        generation: Some(built.number),
+        previous,
+        published: true,
+        changes,
+        plugins: keys.into_iter().collect(),
+    })
+}

@@ -1,0 +1,160 @@
+//! The package manager's operations, composed from the modules below it: `install`,
+//! `enable`, `disable`, `remove`, `sync`, `update`, `rollback` (mutating, one writer at a
+//! time, journaled) and the read-only views (`list`, `show`, `env`).
+//!
+//! Every mutating operation follows one path ([`apply::apply`]): work out each profile's new
+//! selection, and from it the generation's inputs; if they equal the current generation's,
+//! only the user files change (GEN-5); otherwise ask for dependency consent, resolve (a
+//! conflict changes nothing), build the generation in staging, publish it, apply the
+//! `config.yaml` / `installed.json` edits and switch `current` — all inside one journaled
+//! transaction.
+
+pub mod apply;
+pub mod install;
+pub mod query;
+
+use std::path::PathBuf;
+
+use crate::generation::journal::{self, Recovery};
+use crate::generation::layout::Layout;
+use crate::generation::writer_lock::{LockError, WriterLock};
+use crate::resolve::engine::IndexConfig;
+use crate::resolve::inputs::CoreInputs;
+use crate::source::FetchOptions;
+
+/// How dependency consent (CAP-6) is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DepsConsent {
+    /// `--yes-deps`: yes in advance.
+    Yes,
+    /// `--no-deps`: fetch only; never enable.
+    No,
+    /// Ask (interactive) or refuse (non-interactive).
+    Ask,
+}
+
+/// Asks the user yes/no questions; tests script the answers.
+pub trait Prompter {
+    /// Shows `text` and asks `question`; default answer is no.
+    fn confirm(&mut self, text: &str, question: &str) -> bool;
+}
+
+/// A prompter for non-interactive sessions: says no to everything.
+#[derive(Debug, Default)]
+pub struct NoInput;
+
+impl Prompter for NoInput {
+    fn confirm(&mut self, _text: &str, _question: &str) -> bool {
+        false
+    }
+}
+
+/// Where progress and notes go (stderr in the CLI; silent with `--json`).
+pub trait Feedback {
+    /// A phase starts (`resolving`, `installing 12 packages`).
+    fn phase(&mut self, message: &str);
+    /// A note for the user (`plugin weather is unreviewed`).
+    fn note(&mut self, message: &str);
+    /// Git transfer progress.
+    fn transfer(&mut self, received: usize, total: usize);
+    /// The current phase is over.
+    fn done(&mut self);
+}
+
+/// Feedback that goes nowhere.
+#[derive(Debug, Default)]
+pub struct Silent;
+
+impl Feedback for Silent {
+    fn phase(&mut self, _message: &str) {}
+    fn note(&mut self, _message: &str) {}
+    fn transfer(&mut self, _received: usize, _total: usize) {}
+    fn done(&mut self) {}
+}
+
+/// Everything an operation needs to know about its environment.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// Where things live.
+    pub layout: Layout,
+    /// The profile acted on (`default` or a name under `profiles/`).
+    pub profile: String,
+    /// Hermes core, when configured.
+    pub core: Option<CoreInputs>,
+    /// Core extras.
+    pub extras: Vec<String>,
+    /// The target interpreter.
+    pub python: PathBuf,
+    /// Where packages come from.
+    pub index: IndexConfig,
+    /// Quarantine window (days).
+    pub quarantine_days: u32,
+    /// "Now" for the quarantine.
+    pub now: jiff::Timestamp,
+    /// Catalog and GitHub configuration.
+    pub fetch: FetchOptions,
+}
+
+impl Context {
+    /// The config file of a profile.
+    pub fn config_path(&self, profile: &str) -> PathBuf {
+        if profile == "default" {
+            self.layout.home.join("config.yaml")
+        } else {
+            self.layout
+                .home
+                .join("profiles")
+                .join(profile)
+                .join("config.yaml")
+        }
+    }
+}
+
+/// Why an operation failed; the CLI maps each to an exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum ManagerError {
+    /// Refused: validation failed, consent refused, a conflict (exit 1).
+    #[error("{0}")]
+    Refused(String),
+    /// A resolution conflict (exit 1), with its explanation.
+    #[error("{}", .0.sentences.join("\n"))]
+    Conflict(Box<crate::resolve::conflict::Conflict>),
+    /// The request makes no sense (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// I/O, network, interpreter, lock busy (exit 3).
+    #[error("{0}")]
+    Environment(String),
+}
+
+impl From<std::io::Error> for ManagerError {
+    fn from(e: std::io::Error) -> Self {
+        ManagerError::Environment(e.to_string())
+    }
+}
+
+impl From<LockError> for ManagerError {
+    fn from(e: LockError) -> Self {
+        ManagerError::Environment(e.to_string())
+    }
+}
+
+/// The writer lock plus crash recovery: what every mutating command starts with.
+pub fn begin_writing(
+    layout: &Layout,
+    command: &str,
+    feedback: &mut dyn Feedback,
+) -> Result<WriterLock, ManagerError> {
+    std::fs::create_dir_all(&layout.pm)?;
+    let lock = WriterLock::acquire(&layout.lock_file(), command, &mut |m| feedback.note(m))?;
+    match journal::recover(layout)? {
+        Recovery::Clean => {}
+        Recovery::Completed(op) => feedback.note(&format!(
+            "finished an interrupted `{op}` (it had already switched)"
+        )),
+        Recovery::RolledBack(op) => feedback.note(&format!(
+            "undid an interrupted `{op}`: nothing it started is visible"
+        )),
+    }
+    Ok(lock)
+}

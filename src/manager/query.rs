@@ -1,0 +1,391 @@
+//! Views (`list`, `show`, `env`, `generations list`, `verify`) and the generation-level
+//! operations (`rollback`, `gc`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+use super::apply::{self, SelectionEdit};
+use super::{Context, ManagerError};
+use crate::generation::doc::GenerationDoc;
+use crate::generation::gc::{self, GcReport};
+use crate::generation::publish::{self, Transaction};
+use crate::generation::verify::{self, Problem};
+use crate::package::{self, Content, Mode};
+use crate::state::config_edit;
+use crate::state::installed::Installed;
+use crate::state::profiles;
+use crate::store::Store;
+
+fn installed(cx: &Context) -> Result<Installed, ManagerError> {
+    Installed::read(&cx.layout.installed()).map_err(|e| ManagerError::Environment(e.to_string()))
+}
+
+/// One row of `list`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ListRow {
+    /// Plugin key.
+    pub key: String,
+    /// Declared version.
+    pub version: Option<String>,
+    /// `native` / `portable`.
+    pub kind: String,
+    /// Per profile: `enabled`, `disabled`, `enabled (pending sync)`.
+    pub status: BTreeMap<String, String>,
+    /// `catalog (official)`, `unreviewed`.
+    pub origin: String,
+    /// First 12 hex of the commit.
+    pub commit: Option<String>,
+    /// Tools the manifest declares.
+    pub tools: usize,
+    /// Hooks the manifest declares.
+    pub hooks: usize,
+}
+
+fn counts(store: &Store, store_key: &str) -> (usize, usize) {
+    let Ok(loaded) = package::load_dir(&store.path_of(store_key), Mode::Runtime) else {
+        return (0, 0);
+    };
+    match &loaded.content {
+        Content::Native(n) => n
+            .manifest
+            .as_ref()
+            .map_or((0, 0), |m| (m.provides_tools.len(), m.provides_hooks.len())),
+        Content::Portable(_) => (0, 0),
+    }
+}
+
+/// `list`: installed plugins with their status per profile.
+pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerError> {
+    let installed = installed(cx)?;
+    let (profiles, _) = profiles::read_profiles(&cx.layout.home)
+        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let current = apply::current_doc(cx);
+    let store = Store::open(cx.layout.store())?;
+    let mut rows = Vec::new();
+    for p in installed.plugins.values() {
+        let mut status = BTreeMap::new();
+        for profile in &profiles {
+            if !all_profiles && profile.name != cx.profile {
+                continue;
+            }
+            let selected = profile.selected().any(|k| k == &p.key || k == &p.name);
+            let published = current.as_ref().is_some_and(|d| {
+                d.profiles
+                    .get(&profile.name)
+                    .is_some_and(|s| s.enabled.contains(&p.key))
+            });
+            let text = match (selected, published) {
+                (true, true) => "enabled",
+                (false, false) => "disabled",
+                (true, false) => "enabled (pending sync)",
+                (false, true) => "disabled (pending sync)",
+            };
+            status.insert(profile.name.clone(), text.to_string());
+        }
+        let (tools, hooks) = counts(&store, &p.store_key);
+        rows.push(ListRow {
+            key: p.key.clone(),
+            version: p.version.clone(),
+            kind: p.kind.clone(),
+            status,
+            origin: match &p.source.catalog {
+                Some(c) => format!("catalog ({})", c.tier.as_deref().unwrap_or("community")),
+                None => "unreviewed".to_string(),
+            },
+            commit: p
+                .source
+                .commit
+                .as_ref()
+                .map(|c| c.chars().take(12).collect()),
+            tools,
+            hooks,
+        });
+    }
+    Ok(rows)
+}
+
+/// `show NAME`: the record, the manifest summary and where it is active.
+pub fn show(cx: &Context, name: &str) -> Result<Value, ManagerError> {
+    let installed = installed(cx)?;
+    let p = installed
+        .find(name)
+        .ok_or_else(|| ManagerError::Usage(format!("`{name}` is not installed")))?;
+    let store = Store::open(cx.layout.store())?;
+    let dir = store.path_of(&p.store_key);
+    let mut manifest = json!(null);
+    if let Ok(loaded) = package::load_dir(&dir, Mode::Runtime) {
+        match &loaded.content {
+            Content::Native(n) => {
+                if let Some(m) = &n.manifest {
+                    manifest = json!({
+                        "description": m.description.as_ref().map(|d| d.value.clone()),
+                        "provides_tools": m.provides_tools.iter().map(|t| t.value.clone()).collect::<Vec<_>>(),
+                        "provides_hooks": m.provides_hooks.iter().map(|t| t.value.clone()).collect::<Vec<_>>(),
+                        "requires_env": m.requires_env.iter().map(|e| e.name.value.clone()).collect::<Vec<_>>(),
+                        "requires_auth": m.requires_auth.iter().map(|a| a.value.clone()).collect::<Vec<_>>(),
+                        "capabilities": m.capabilities.iter().map(|c| c.value.clone()).collect::<Vec<_>>(),
+                    });
+                }
+            }
+            Content::Portable(pp) => {
+                manifest = json!({
+                    "skills": pp.skills.iter().map(|s| s.dir.clone()).collect::<Vec<_>>(),
+                    "mcp_servers": pp.mcp.servers.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+                });
+            }
+        }
+    }
+    let current = apply::current_doc(cx);
+    let active_in: Vec<String> = current
+        .as_ref()
+        .map(|d| {
+            d.profiles
+                .iter()
+                .filter(|(_, s)| s.enabled.contains(&p.key))
+                .map(|(n, _)| n.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let locked: Vec<String> = current
+        .as_ref()
+        .map(|d| {
+            let label = format!("plugin:{}", p.name);
+            d.lock
+                .packages
+                .iter()
+                .filter(|pkg| pkg.required_by.contains(&label))
+                .map(|pkg| format!("{} {}", pkg.name, pkg.version))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(json!({
+        "plugin": p,
+        "store_path": dir,
+        "manifest": manifest,
+        "enabled_in": active_in,
+        "dependencies": { "declared": p.requirements, "installed": locked },
+        "reviewed": p.source.reviewed,
+    }))
+}
+
+/// `env [--profile P]`: what the agent needs to load the current generation (GEN-9).
+pub fn env(cx: &Context) -> Result<Value, ManagerError> {
+    let Some(number) = publish::current_number(&cx.layout) else {
+        return Err(ManagerError::Refused(format!(
+            "no generation is published under {} yet (enable a plugin first)",
+            cx.layout.pm.display()
+        )));
+    };
+    let dir = cx.layout.generation(number);
+    let doc = GenerationDoc::read(&dir).map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let selection = doc.profiles.get(&cx.profile).cloned().unwrap_or_default();
+    let mut plugins = Vec::new();
+    for key in &selection.enabled {
+        let Some(p) = doc.plugin(key) else { continue };
+        let path = dir.join(&p.path);
+        let mut entry = json!({
+            "key": p.key,
+            "name": p.name,
+            "kind": p.kind,
+            "format": p.format,
+            "path": path,
+            "tree": p.tree,
+            "granted_capabilities": selection.grants.get(key).cloned().unwrap_or_default(),
+            "reviewed": p.source.reviewed,
+        });
+        if p.kind == "portable" {
+            let data = cx.layout.plugin_data(&p.key);
+            let mut servers = Vec::new();
+            if let Ok(loaded) = package::load_dir(&path, Mode::Runtime)
+                && let Content::Portable(pp) = &loaded.content
+            {
+                for s in &pp.mcp.servers {
+                    servers.push(json!({
+                        "name": s.name,
+                        "transport": s.transport.name(),
+                        "trust": s.trust.as_str(),
+                    }));
+                }
+            }
+            entry["env"] = json!({
+                "PLUGIN_ROOT": path,
+                "PLUGIN_DATA": data,
+            });
+            entry["mcp_servers"] = json!(servers);
+        }
+        plugins.push(entry);
+    }
+    Ok(json!({
+        "generation": number,
+        "path": dir,
+        "profile": cx.profile,
+        "python": {
+            "executable": dir.join(&doc.python.executable),
+            "version": doc.python.version,
+            "base": doc.python.base,
+        },
+        "sys_path": [dir.join(&doc.python.site_packages)],
+        "plugins": plugins,
+        "lease": dir.join("generation.json"),
+    }))
+}
+
+/// One row of `generations list`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GenerationRow {
+    /// Number.
+    pub number: u64,
+    /// Whether it is current.
+    pub current: bool,
+    /// When it was built.
+    pub created: String,
+    /// What built it.
+    pub operation: String,
+    /// Its plugins.
+    pub plugins: Vec<String>,
+    /// How many packages its venv has.
+    pub packages: usize,
+}
+
+/// `generations list`.
+pub fn generations(cx: &Context) -> Vec<GenerationRow> {
+    let current = publish::current_number(&cx.layout);
+    publish::numbers(&cx.layout)
+        .into_iter()
+        .filter_map(|n| {
+            let doc = GenerationDoc::read(&cx.layout.generation(n)).ok()?;
+            Some(GenerationRow {
+                number: n,
+                current: Some(n) == current,
+                created: doc.created,
+                operation: doc.operation,
+                plugins: doc.plugins.iter().map(|p| p.key.clone()).collect(),
+                packages: doc.lock.packages.len(),
+            })
+        })
+        .collect()
+}
+
+/// `verify`: checks the current generation.
+pub fn verify(cx: &Context) -> Result<(u64, Vec<Problem>), ManagerError> {
+    let number = publish::current_number(&cx.layout).ok_or_else(|| {
+        ManagerError::Refused("no generation is published yet: nothing to verify".into())
+    })?;
+    let dir = cx.layout.generation(number);
+    let doc = GenerationDoc::read(&dir).map_err(|e| ManagerError::Refused(e.to_string()))?;
+    if doc.number != number {
+        return Ok((
+            number,
+            vec![Problem {
+                subject: "generation.json".into(),
+                message: format!("records number {} in directory {number}", doc.number),
+            }],
+        ));
+    }
+    let store = Store::open(cx.layout.store())?;
+    Ok((number, verify::verify(&dir, &doc, &store)))
+}
+
+/// `generations rollback [N]`: switch back to N (default: the current one's parent), with
+/// the selections and installed records it has; the config edits and the switch are one
+/// transaction.
+pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), ManagerError> {
+    let current = publish::current_number(&cx.layout)
+        .ok_or_else(|| ManagerError::Refused("no generation is published yet".into()))?;
+    let current_doc = GenerationDoc::read(&cx.layout.generation(current))
+        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let target = match target {
+        Some(n) => n,
+        None => current_doc.parent.ok_or_else(|| {
+            ManagerError::Refused(format!(
+                "generation {current} has no parent to roll back to"
+            ))
+        })?,
+    };
+    let dir = cx.layout.generation(target);
+    let doc = GenerationDoc::read(&dir).map_err(|_| {
+        ManagerError::Usage(format!(
+            "generation {target} does not exist (see `hermes-plugins generations list`)"
+        ))
+    })?;
+    // Selections as recorded in the target.
+    let (profiles, _) = profiles::read_profiles(&cx.layout.home)
+        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let mut edits: Vec<(std::path::PathBuf, String)> = Vec::new();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    for p in &profiles {
+        names.insert(p.name.clone());
+    }
+    names.extend(doc.profiles.keys().cloned());
+    let mut installed = installed(cx)?;
+    for name in names {
+        let config = cx.config_path(&name);
+        let text = std::fs::read_to_string(&config).unwrap_or_default();
+        let want: BTreeSet<String> = doc
+            .profiles
+            .get(&name)
+            .map(|s| s.enabled.iter().cloned().collect())
+            .unwrap_or_default();
+        let have: BTreeSet<String> = profiles
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| {
+                p.selected()
+                    .filter_map(|k| installed.find(k).map(|i| i.key.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut new_text = text.clone();
+        for key in want.difference(&have) {
+            new_text = apply_edit(&new_text, &SelectionEdit::Enable(key.clone()), &config)?;
+        }
+        for key in have.difference(&want) {
+            new_text = apply_edit(&new_text, &SelectionEdit::Disable(key.clone()), &config)?;
+        }
+        if new_text != text {
+            edits.push((config, new_text));
+        }
+    }
+    // Installed records of the target's plugins come back as they were.
+    for p in &doc.plugins {
+        if let Some(record) = installed.plugins.get_mut(&p.key) {
+            record.source = p.source.clone();
+            record.tree = p.tree.clone();
+            record.store_key = p.store_key.clone();
+            record.version = p.version.clone();
+        }
+    }
+    let mut tx =
+        Transaction::begin_switch(&cx.layout, &format!("rollback to {target}"), Some(target))?;
+    for (path, text) in &edits {
+        tx.edit_file(path, text.as_bytes())?;
+    }
+    tx.edit_file(&cx.layout.installed(), installed.to_json().as_bytes())?;
+    tx.commit()?;
+    Ok((current, target))
+}
+
+fn apply_edit(
+    text: &str,
+    edit: &SelectionEdit,
+    config: &std::path::Path,
+) -> Result<String, ManagerError> {
+    let result = match edit {
+        SelectionEdit::Enable(n) => config_edit::enable(text, n),
+        SelectionEdit::Disable(n) => config_edit::disable(text, n),
+        SelectionEdit::Forget(n) => config_edit::forget(text, n),
+    };
+    result.map_err(|e| ManagerError::Refused(format!("{}: {e}", config.display())))
+}
+
+/// `generations gc [--keep N]`.
+pub fn collect_garbage(cx: &Context, keep: usize) -> Result<GcReport, ManagerError> {
+    let installed = installed(cx)?;
+    let trees: BTreeSet<String> = installed
+        .plugins
+        .values()
+        .map(|p| p.store_key.clone())
+        .collect();
+    Ok(gc::collect(&cx.layout, keep, &trees)?)
+}

@@ -1,0 +1,136 @@
+//! Finding a catalog entry by name for `install NAME` / `update`: a catalog is a directory of
+//! one YAML file per entry (CAT-1). Only the fields a fetch needs are read here; the full
+//! entry rules are the catalog toolchain's.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::located::{Limits, yaml};
+
+/// The pin a catalog entry gives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogPin {
+    /// Entry name.
+    pub name: String,
+    /// Repository URL.
+    pub repo: String,
+    /// Pinned commit (40 lowercase hex).
+    pub sha: String,
+    /// Directory inside the repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subdir: Option<String>,
+    /// `official` or `community`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
+    /// The entry file.
+    pub file: PathBuf,
+}
+
+/// Why an entry could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// No catalog configured.
+    #[error(
+        "`{0}` is a catalog name, but no catalog is configured: pass --catalog DIR or set HERMES_PLUGINS_CATALOG"
+    )]
+    NoCatalog(String),
+    /// No entry has that name.
+    #[error("the catalog {dir} has no entry named `{name}`")]
+    NotFound {
+        /// Catalog directory.
+        dir: String,
+        /// Name asked for.
+        name: String,
+    },
+    /// The entry is malformed.
+    #[error("{file}: {message}")]
+    Bad {
+        /// Entry file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The directory cannot be read.
+    #[error("cannot read the catalog {0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+fn entry_files(dir: &Path) -> Result<Vec<PathBuf>, CatalogError> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| CatalogError::Io(dir.display().to_string(), e))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "yaml" || e == "yml")
+                && p.file_stem().is_some_and(|s| s != "removed")
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn read_pin(file: &Path) -> Result<Option<CatalogPin>, CatalogError> {
+    let bad = |message: String| CatalogError::Bad {
+        file: file.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| CatalogError::Io(file.display().to_string(), e))?;
+    let parsed = yaml::parse(&text, Limits::default()).map_err(|e| bad(e.to_string()))?;
+    let root = parsed.root;
+    let field = |key: &str| {
+        root.get(key)
+            .and_then(|e| e.value.as_str())
+            .map(str::to_string)
+    };
+    let Some(name) = field("name") else {
+        return Ok(None);
+    };
+    let repo = field("repo").ok_or_else(|| bad("`repo` is missing".into()))?;
+    let sha = field("sha").ok_or_else(|| bad("`sha` is missing".into()))?;
+    if sha.len() != 40
+        || !sha
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        return Err(bad(format!(
+            "`sha` must be exactly 40 lowercase hex characters, found `{sha}`"
+        )));
+    }
+    if repo.chars().any(char::is_control) {
+        return Err(bad("`repo` contains control characters".into()));
+    }
+    let subdir = match field("subdir") {
+        Some(s) => Some(super::spec::check_subdir(&s).map_err(|e| bad(e.to_string()))?),
+        None => None,
+    };
+    Ok(Some(CatalogPin {
+        name,
+        repo,
+        sha,
+        subdir,
+        tier: field("tier"),
+        file: file.to_path_buf(),
+    }))
+}
+
+/// Looks `name` up in the catalog directory (`<name>.yaml` first, then every entry).
+pub fn lookup(dir: Option<&Path>, name: &str) -> Result<CatalogPin, CatalogError> {
+    let dir = dir.ok_or_else(|| CatalogError::NoCatalog(name.to_string()))?;
+    let files = entry_files(dir)?;
+    let (named, rest): (Vec<_>, Vec<_>) = files
+        .into_iter()
+        .partition(|p| p.file_stem().is_some_and(|s| s == name));
+    for file in named.into_iter().chain(rest) {
+        if let Some(pin) = read_pin(&file)?
+            && pin.name == name
+        {
+            return Ok(pin);
+        }
+    }
+    Err(CatalogError::NotFound {
+        dir: dir.display().to_string(),
+        name: name.to_string(),
+    })
+}

@@ -1,0 +1,220 @@
+//! Getting plugin code from where it lives (SRC-1, SRC-2, SRC-3): a catalog entry, GitHub,
+//! any git URL, or a local directory. Everything is fetched into a scratch directory the
+//! caller owns; the package directory inside it is checked for escapes before anyone reads
+//! it, and the provenance (what was asked, what commit was found) comes back with it.
+
+pub mod catalog;
+pub mod git;
+pub mod spec;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use catalog::CatalogPin;
+pub use spec::SourceSpec;
+
+/// Where configuration for fetching comes from.
+#[derive(Debug, Clone, Default)]
+pub struct FetchOptions {
+    /// Base URL for `owner/repo` sources (`HERMES_PLUGINS_GITHUB`, default `https://github.com`).
+    pub github_base: Option<String>,
+    /// The catalog directory (`--catalog`, `HERMES_PLUGINS_CATALOG`).
+    pub catalog: Option<PathBuf>,
+}
+
+/// Provenance of an installed plugin (SRC-3), as recorded in `installed.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// What the user asked for.
+    pub spec: SourceSpec,
+    /// The git URL fetched, for git-based sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The directory inside the repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subdir: Option<String>,
+    /// The revision pinned with `--ref` (an off-catalog pin: `update` refuses to move it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_ref: Option<String>,
+    /// The branch `update` follows, when not pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracked_ref: Option<String>,
+    /// The exact commit (40 hex) of git sources, or of the local directory's repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// A local directory whose repository had uncommitted changes when copied.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dirty: bool,
+    /// The catalog entry, for catalog sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<CatalogPin>,
+    /// Whether the source went through catalog review; everything else is "unreviewed".
+    pub reviewed: bool,
+}
+
+/// A fetched plugin: its directory (inside the scratch directory) and provenance.
+#[derive(Debug)]
+pub struct Fetched {
+    /// The plugin package directory.
+    pub dir: PathBuf,
+    /// Where it came from.
+    pub provenance: Provenance,
+}
+
+/// Why a fetch failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// A catalog problem.
+    #[error(transparent)]
+    Catalog(#[from] catalog::CatalogError),
+    /// A git problem.
+    #[error(transparent)]
+    Git(#[from] git::GitError),
+    /// The subdirectory is not a directory inside the checkout.
+    #[error("{0}")]
+    Subdir(String),
+    /// `--ref` with a source that has no revisions.
+    #[error("--ref applies to git sources; {0} is a local directory")]
+    RefOnPath(String),
+    /// `--ref` with a catalog source (the catalog pins the commit).
+    #[error(
+        "--ref cannot be combined with catalog entry `{0}`: the catalog pins its commit (install from the repository URL to pin another revision)"
+    )]
+    RefOnCatalog(String),
+}
+
+/// Resolves `subdir` inside `root`, refusing anything that leaves it through `..`, an
+/// absolute path or a symlink.
+pub fn contained_subdir(root: &Path, subdir: Option<&str>) -> Result<PathBuf, FetchError> {
+    let Some(subdir) = subdir else {
+        return Ok(root.to_path_buf());
+    };
+    let subdir = spec::check_subdir(subdir).map_err(|e| FetchError::Subdir(e.to_string()))?;
+    let mut current = root.to_path_buf();
+    for segment in subdir.split('/') {
+        current.push(segment);
+        let meta = std::fs::symlink_metadata(&current).map_err(|_| {
+            FetchError::Subdir(format!(
+                "subdirectory `{subdir}` does not exist in the repository"
+            ))
+        })?;
+        if meta.file_type().is_symlink() {
+            return Err(FetchError::Subdir(format!(
+                "subdirectory `{subdir}` goes through a symlink ({segment}); refused"
+            )));
+        }
+        if !meta.is_dir() {
+            return Err(FetchError::Subdir(format!(
+                "subdirectory `{subdir}` is not a directory"
+            )));
+        }
+    }
+    Ok(current)
+}
+
+/// The git URL of an `owner/repo` source.
+pub fn github_url(base: Option<&str>, owner: &str, repo: &str) -> String {
+    let base = base.unwrap_or("https://github.com").trim_end_matches('/');
+    format!("{base}/{owner}/{repo}")
+}
+
+/// Fetches `spec` (at `rev` when given) into `scratch`, an empty directory the caller owns.
+pub fn fetch(
+    spec: &SourceSpec,
+    rev: Option<&str>,
+    options: &FetchOptions,
+    scratch: &Path,
+    progress: git::Progress<'_>,
+) -> Result<Fetched, FetchError> {
+    let checkout_dir = scratch.join("checkout");
+    match spec {
+        SourceSpec::Path { dir } => {
+            if rev.is_some() {
+                return Err(FetchError::RefOnPath(dir.display().to_string()));
+            }
+            let (commit, dirty) = match git::describe_local(dir) {
+                Some((c, d)) => (Some(c), d),
+                None => (None, false),
+            };
+            Ok(Fetched {
+                dir: dir.clone(),
+                provenance: Provenance {
+                    spec: spec.clone(),
+                    url: None,
+                    subdir: None,
+                    pinned_ref: None,
+                    tracked_ref: None,
+                    commit,
+                    dirty,
+                    catalog: None,
+                    reviewed: false,
+                },
+            })
+        }
+        SourceSpec::Catalog { name } => {
+            if rev.is_some() {
+                return Err(FetchError::RefOnCatalog(name.clone()));
+            }
+            let pin = catalog::lookup(options.catalog.as_deref(), name)?;
+            let checkout = git::clone_at(&pin.repo, Some(&pin.sha), &checkout_dir, progress)?;
+            let dir = contained_subdir(&checkout_dir, pin.subdir.as_deref())?;
+            Ok(Fetched {
+                dir,
+                provenance: Provenance {
+                    spec: spec.clone(),
+                    url: Some(pin.repo.clone()),
+                    subdir: pin.subdir.clone(),
+                    pinned_ref: None,
+                    tracked_ref: None,
+                    commit: Some(checkout.commit),
+                    dirty: false,
+                    catalog: Some(pin),
+                    reviewed: true,
+                },
+            })
+        }
+        SourceSpec::Github {
+            owner,
+            repo,
+            subdir,
+        } => {
+            let url = github_url(options.github_base.as_deref(), owner, repo);
+            fetch_git(spec, url, subdir.clone(), rev, &checkout_dir, progress)
+        }
+        SourceSpec::Git { url, subdir } => fetch_git(
+            spec,
+            url.clone(),
+            subdir.clone(),
+            rev,
+            &checkout_dir,
+            progress,
+        ),
+    }
+}
+
+fn fetch_git(
+    spec: &SourceSpec,
+    url: String,
+    subdir: Option<String>,
+    rev: Option<&str>,
+    checkout_dir: &Path,
+    progress: git::Progress<'_>,
+) -> Result<Fetched, FetchError> {
+    let checkout = git::clone_at(&url, rev, checkout_dir, progress)?;
+    let dir = contained_subdir(checkout_dir, subdir.as_deref())?;
+    Ok(Fetched {
+        dir,
+        provenance: Provenance {
+            spec: spec.clone(),
+            url: Some(url),
+            subdir,
+            pinned_ref: rev.map(str::to_string),
+            tracked_ref: checkout.tracked_ref,
+            commit: Some(checkout.commit),
+            dirty: false,
+            catalog: None,
+            reviewed: false,
+        },
+    })
+}

@@ -1,0 +1,262 @@
+//! What the user typed after `install`: a catalog name, `owner/repo[/subdir]`, a git URL with
+//! an optional `#subdir`, or a local directory (SRC-1).
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// A parsed source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum SourceSpec {
+    /// A bare name, looked up only in the catalog.
+    Catalog {
+        /// The entry name.
+        name: String,
+    },
+    /// `owner/repo[/subdir]` on GitHub (or the `HERMES_PLUGINS_GITHUB` mirror).
+    Github {
+        /// Repository owner.
+        owner: String,
+        /// Repository name.
+        repo: String,
+        /// Directory inside the repository.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subdir: Option<String>,
+    },
+    /// Any git URL (`https://`, `file://`, …) with an optional `#subdir`.
+    Git {
+        /// The URL without the fragment.
+        url: String,
+        /// Directory inside the repository.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subdir: Option<String>,
+    },
+    /// A local directory, copied as it is.
+    Path {
+        /// The directory (absolute).
+        dir: PathBuf,
+    },
+}
+
+/// Why a source string was not understood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// Nothing matched.
+    #[error(
+        "`{0}` is not a source: use a catalog name (`weather`), `owner/repo[/subdir]`, a git URL (`https://host/repo.git#subdir`) or a directory (`./my-plugin`)"
+    )]
+    Unrecognised(String),
+    /// A subdirectory that would leave the repository.
+    #[error(
+        "subdirectory `{0}` is not allowed: it must be relative, without `..`, `.` or empty segments"
+    )]
+    BadSubdir(String),
+    /// A local path that is not a directory.
+    #[error("{0}: not a directory")]
+    NotADirectory(String),
+}
+
+fn is_catalog_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+fn is_github_segment(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
+
+/// Checks a subdirectory for escapes: relative, no `..`, `.` or empty segments, no control
+/// characters (SRC-2).
+pub fn check_subdir(subdir: &str) -> Result<String, SpecError> {
+    let trimmed = subdir.trim_end_matches('/');
+    let bad = trimmed.is_empty()
+        || trimmed.starts_with('/')
+        || trimmed.contains('\\')
+        || trimmed.chars().any(char::is_control)
+        || trimmed
+            .split('/')
+            .any(|seg| seg.is_empty() || seg == "." || seg == "..");
+    if bad {
+        return Err(SpecError::BadSubdir(subdir.to_string()));
+    }
+    Ok(trimmed.to_string())
+}
+
+fn looks_like_path(s: &str) -> bool {
+    s.starts_with('/')
+        || s.starts_with("./")
+        || s.starts_with("../")
+        || s.starts_with("~/")
+        || s == "."
+        || s == ".."
+}
+
+fn absolute(path: &Path, cwd: &Path) -> PathBuf {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Parses a source string. `cwd` anchors relative directories; `home` expands `~/`.
+pub fn parse(text: &str, cwd: &Path, home: Option<&Path>) -> Result<SourceSpec, SpecError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(SpecError::Unrecognised(text.to_string()));
+    }
+    if text.contains("://") || text.starts_with("git@") {
+        let (url, subdir) = match text.split_once('#') {
+            Some((u, s)) => (u.to_string(), Some(check_subdir(s)?)),
+            None => (text.to_string(), None),
+        };
+        if url.chars().any(|c| c.is_control() || c == ' ') {
+            return Err(SpecError::Unrecognised(text.to_string()));
+        }
+        return Ok(SourceSpec::Git { url, subdir });
+    }
+    if looks_like_path(text) {
+        let path = match (text.strip_prefix("~/"), home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => PathBuf::from(text),
+        };
+        let dir = absolute(&path, cwd);
+        if !dir.is_dir() {
+            return Err(SpecError::NotADirectory(dir.display().to_string()));
+        }
+        return Ok(SourceSpec::Path { dir });
+    }
+    if is_catalog_name(text) {
+        return Ok(SourceSpec::Catalog {
+            name: text.to_string(),
+        });
+    }
+    // `a/b/c` that names an existing directory is that directory; otherwise GitHub.
+    let local = absolute(Path::new(text), cwd);
+    if local.is_dir() {
+        return Ok(SourceSpec::Path { dir: local });
+    }
+    let parts: Vec<&str> = text.split('/').collect();
+    if parts.len() >= 2 && is_github_segment(parts[0]) && is_github_segment(parts[1]) {
+        let subdir = if parts.len() > 2 {
+            Some(check_subdir(&parts[2..].join("/"))?)
+        } else {
+            None
+        };
+        return Ok(SourceSpec::Github {
+            owner: parts[0].to_string(),
+            repo: parts[1].trim_end_matches(".git").to_string(),
+            subdir,
+        });
+    }
+    Err(SpecError::Unrecognised(text.to_string()))
+}
+
+impl SourceSpec {
+    /// The spec as a user would type it again.
+    pub fn display(&self) -> String {
+        match self {
+            SourceSpec::Catalog { name } => name.clone(),
+            SourceSpec::Github {
+                owner,
+                repo,
+                subdir,
+            } => match subdir {
+                Some(s) => format!("{owner}/{repo}/{s}"),
+                None => format!("{owner}/{repo}"),
+            },
+            SourceSpec::Git { url, subdir } => match subdir {
+                Some(s) => format!("{url}#{s}"),
+                None => url.clone(),
+            },
+            SourceSpec::Path { dir } => dir.display().to_string(),
+        }
+    }
+
+    /// Whether the source went through catalog review.
+    pub fn reviewed(&self) -> bool {
+        matches!(self, SourceSpec::Catalog { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<SourceSpec, SpecError> {
+        parse(s, Path::new("/nonexistent-cwd"), None)
+    }
+
+    #[test]
+    fn forms() {
+        assert_eq!(
+            p("weather").unwrap(),
+            SourceSpec::Catalog {
+                name: "weather".into()
+            }
+        );
+        assert_eq!(
+            p("acme/hermes-tools/plugins/x").unwrap(),
+            SourceSpec::Github {
+                owner: "acme".into(),
+                repo: "hermes-tools".into(),
+                subdir: Some("plugins/x".into())
+            }
+        );
+        assert_eq!(
+            p("https://git.example/x.git#sub/dir").unwrap(),
+            SourceSpec::Git {
+                url: "https://git.example/x.git".into(),
+                subdir: Some("sub/dir".into())
+            }
+        );
+        assert_eq!(
+            p("/").unwrap(),
+            SourceSpec::Path {
+                dir: PathBuf::from("/")
+            }
+        );
+    }
+
+    #[test]
+    fn refusals() {
+        assert!(matches!(
+            p("https://x/y#../etc"),
+            Err(SpecError::BadSubdir(_))
+        ));
+        assert!(matches!(
+            p("acme/x/a/../../b"),
+            Err(SpecError::BadSubdir(_))
+        ));
+        assert!(matches!(
+            p("https://x/y#/abs"),
+            Err(SpecError::BadSubdir(_))
+        ));
+        assert!(matches!(
+            p("Weather Plugin"),
+            Err(SpecError::Unrecognised(_))
+        ));
+        assert!(matches!(
+            p("./definitely-missing"),
+            Err(SpecError::NotADirectory(_))
+        ));
+    }
+}

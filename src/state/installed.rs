@@ -1,0 +1,149 @@
+//! `<home>/pm/installed.json` (STATE-2): every plugin the package manager installed, with its
+//! provenance and the store tree holding its code. Written atomically; sorted keys, so the
+//! same state gives the same bytes. Schema: `catalog-schema/installed.schema.json`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::source::Provenance;
+
+/// The file format version.
+pub const INSTALLED_VERSION: u32 = 1;
+
+/// One installed plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstalledPlugin {
+    /// The plugin key (the name Hermes config uses).
+    pub key: String,
+    /// The manifest name.
+    pub name: String,
+    /// The declared version, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// `native` or `portable`.
+    pub kind: String,
+    /// `native-v1`, `native-v2` or `portable`.
+    pub format: String,
+    /// Where it came from.
+    pub source: Provenance,
+    /// The store tree (SRI NAR sha256).
+    pub tree: String,
+    /// The store directory name.
+    pub store_key: String,
+    /// Its Python requirements as declared (PEP 508 strings).
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    /// When it was installed or last updated (RFC 3339).
+    pub installed_at: String,
+}
+
+/// The whole file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Installed {
+    /// Format version.
+    pub version: u32,
+    /// Plugins by key.
+    pub plugins: BTreeMap<String, InstalledPlugin>,
+}
+
+impl Default for Installed {
+    fn default() -> Self {
+        Installed {
+            version: INSTALLED_VERSION,
+            plugins: BTreeMap::new(),
+        }
+    }
+}
+
+/// Why the file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum InstalledError {
+    /// Not readable.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Not our format.
+    #[error("{path} is damaged: {message} (restore it from {path}.bak or reinstall the plugins)")]
+    Format {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl Installed {
+    /// Reads the file; a missing file is an empty state.
+    pub fn read(path: &Path) -> Result<Installed, InstalledError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Installed::default()),
+            Err(source) => {
+                return Err(InstalledError::Io {
+                    path: path.display().to_string(),
+                    source,
+                });
+            }
+        };
+        let parsed: Installed =
+            serde_json::from_str(&text).map_err(|e| InstalledError::Format {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+        if parsed.version != INSTALLED_VERSION {
+            return Err(InstalledError::Format {
+                path: path.display().to_string(),
+                message: format!(
+                    "version {} is not supported (this hermes-plugins writes {INSTALLED_VERSION})",
+                    parsed.version
+                ),
+            });
+        }
+        Ok(parsed)
+    }
+
+    /// The JSON text (pretty, trailing newline).
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Finds a plugin by key or, failing that, by manifest name.
+    pub fn find(&self, name: &str) -> Option<&InstalledPlugin> {
+        self.plugins
+            .get(name)
+            .or_else(|| self.plugins.values().find(|p| p.name == name))
+    }
+}
+
+/// Writes `text` to `path` atomically: a temporary file in the same directory, fsync, rename,
+/// fsync of the directory. The file's permissions are kept when it already exists; a new file
+/// gets `0644`.
+pub fn write_atomically(path: &Path, text: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".hermes-plugins-")
+        .tempfile_in(dir)?;
+    tmp.write_all(text)?;
+    let permissions = match std::fs::metadata(path) {
+        Ok(meta) => meta.permissions(),
+        Err(_) => std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    };
+    tmp.as_file().set_permissions(permissions)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
+}

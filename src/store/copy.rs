@@ -1,0 +1,109 @@
+//! Copying a plugin tree into the store's staging directory.
+//!
+//! Only what a NAR can hold is copied: regular files (contents and executable bit; final mode
+//! 0o444 or 0o555, written and fsynced before returning), directories, and symlinks whose
+//! target stays inside the tree (see [`super::link_target`]). Entries named `.git` are
+//! skipped at any depth. Anything else is an error naming the source path.
+
+use std::fs::{self, DirBuilder, OpenOptions, Permissions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt, symlink};
+use std::path::Path;
+
+use walkdir::WalkDir;
+
+use super::error::{StoreError, io_at};
+use super::link_target::{self, LinkProblem};
+use super::nar::{open_no_follow, special_kind};
+
+/// The name of the entries that are never copied (git metadata, a directory or a file).
+const GIT: &str = ".git";
+
+/// Copies the tree under the directory `src` into the existing, empty directory `dst`.
+///
+/// Directories are created 0o700 so the copy can fill them; [`super::perms::seal`] makes them
+/// read-only afterwards.
+pub(super) fn copy_tree(src: &Path, dst: &Path) -> Result<(), StoreError> {
+    let walk = WalkDir::new(src)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || e.file_name() != GIT);
+    for entry in walk {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(src).to_path_buf();
+            StoreError::Io {
+                path,
+                source: e.into(),
+            }
+        })?;
+        if entry.depth() == 0 {
+            continue;
+        }
+        let from = entry.path();
+        let rel = from
+            .strip_prefix(src)
+            .expect("walkdir yields paths under its root");
+        let to = dst.join(rel);
+        let file_type = entry.file_type();
+        if file_type.is_dir() {
+            DirBuilder::new()
+                .mode(0o700)
+                .create(&to)
+                .map_err(io_at(&to))?;
+        } else if file_type.is_file() {
+            copy_file(from, &to)?;
+        } else if file_type.is_symlink() {
+            copy_symlink(from, rel, &to)?;
+        } else {
+            return Err(StoreError::UnsupportedFile {
+                path: from.to_path_buf(),
+                kind: special_kind(file_type),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Copies one regular file with its executable bit, read-only, and fsyncs it.
+fn copy_file(from: &Path, to: &Path) -> Result<(), StoreError> {
+    let mut input = open_no_follow(from).map_err(io_at(from))?;
+    let meta = input.metadata().map_err(io_at(from))?;
+    if !meta.is_file() {
+        return Err(StoreError::UnsupportedFile {
+            path: from.to_path_buf(),
+            kind: special_kind(meta.file_type()),
+        });
+    }
+    let mode = if meta.permissions().mode() & 0o111 != 0 {
+        0o555
+    } else {
+        0o444
+    };
+    let mut output = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(to)
+        .map_err(io_at(to))?;
+    io::copy(&mut input, &mut output).map_err(io_at(from))?;
+    output
+        .set_permissions(Permissions::from_mode(mode))
+        .and_then(|()| output.sync_all())
+        .map_err(io_at(to))
+}
+
+/// Recreates the symlink at `from` (at `rel` in the tree) if its target stays inside.
+fn copy_symlink(from: &Path, rel: &Path, to: &Path) -> Result<(), StoreError> {
+    let target = fs::read_link(from).map_err(io_at(from))?;
+    let refuse = |problem| {
+        let (path, target) = (from.to_path_buf(), target.clone());
+        match problem {
+            LinkProblem::Absolute => StoreError::AbsoluteSymlink { path, target },
+            LinkProblem::Escapes => StoreError::EscapingSymlink { path, target },
+            LinkProblem::DotDotAfterName => StoreError::UnnormalizedSymlink { path, target },
+        }
+    };
+    link_target::check(rel, &target).map_err(refuse)?;
+    symlink(&target, to).map_err(io_at(to))
+}

@@ -1,0 +1,453 @@
+//! Generations end to end, on temp homes, with plugins in real git repositories (made with
+//! git2) and dependencies from the loopback test index: install → enable → env → update →
+//! rollback → gc; refusals that change nothing; the writer lock and readers' leases.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command as StdCommand;
+
+use common::world::*;
+use common::{fixture, read_json, repo as repo_root, validator, violations};
+use serde_json::Value;
+
+#[test]
+fn install_enable_update_rollback_gc() {
+    let w = World::new();
+    let repo = w.tmp.path().join("weather-repo");
+    let c1 = git_plugin(&repo, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    let config = "# my settings\nmodel: gpt-x  # keep\nplugins:\n  enabled: []\nother: 1\n";
+    std::fs::write(w.home.join("config.yaml"), config).unwrap();
+
+    // Install: fetched, stored, disabled, no generation yet.
+    let installed = w.json(&["install", &file_url(&repo)]);
+    assert_eq!(installed["installed"]["source"]["commit"], c1);
+    assert_eq!(installed["installed"]["source"]["reviewed"], false);
+    assert_eq!(installed["enabled"], false);
+    assert_eq!(w.current(), None);
+    assert_eq!(
+        std::fs::read_to_string(w.home.join("config.yaml")).unwrap(),
+        config
+    );
+
+    // Enabling without consent in a non-interactive session refuses and changes nothing.
+    let (code, _, err) = w.run(&["enable", "weather"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("--yes-deps"), "{err}");
+    assert!(err.contains("weatherlib==1.0.0"), "{err}");
+    assert_eq!(w.current(), None);
+    assert_eq!(
+        std::fs::read_to_string(w.home.join("config.yaml")).unwrap(),
+        config
+    );
+
+    // Enable with consent: generation 1, config edited surgically.
+    let enabled = w.json(&["enable", "weather", "--yes-deps"]);
+    assert_eq!(enabled["generation"]["generation"], 1);
+    assert_eq!(w.current(), Some(1));
+    assert_eq!(
+        std::fs::read_to_string(w.home.join("config.yaml")).unwrap(),
+        "# my settings\nmodel: gpt-x  # keep\nplugins:\n  enabled: [weather]\nother: 1\n"
+    );
+    let env = w.json(&["env"]);
+    assert_eq!(env["generation"], 1);
+    assert_eq!(env["plugins"][0]["key"], "weather");
+    let plugin_dir = PathBuf::from(env["plugins"][0]["path"].as_str().unwrap());
+    assert!(
+        std::fs::read_to_string(plugin_dir.join("plugin.yaml"))
+            .unwrap()
+            .contains("version: 1.0.0")
+    );
+    assert_eq!(
+        w.venv_python(
+            "import weatherlib, colorlib; print(weatherlib.__version__, colorlib.__version__)"
+        ),
+        "1.0.0 2.0.0"
+    );
+    assert!(w.ok(&["verify"]).contains("ok"));
+
+    // A new commit: update swaps code and dependencies in one switch.
+    let c2 = commit(
+        &repo,
+        &plugin_files("weather", "2.0.0", &["weatherlib==2.0.0"]),
+        "weather 2.0.0",
+    );
+    let updated = w.json(&["update", "--all", "--yes"]);
+    assert_eq!(updated["plugins"][0]["status"], "updated");
+    assert_eq!(updated["plugins"][0]["to"], c2);
+    assert_eq!(w.current(), Some(2));
+    let env = w.json(&["env"]);
+    let plugin_dir = PathBuf::from(env["plugins"][0]["path"].as_str().unwrap());
+    assert!(
+        std::fs::read_to_string(plugin_dir.join("plugin.yaml"))
+            .unwrap()
+            .contains("version: 2.0.0")
+    );
+    assert_eq!(
+        w.venv_python("import weatherlib; print(weatherlib.__version__)"),
+        "2.0.0"
+    );
+    assert!(w.ok(&["verify"]).contains("ok"));
+
+    // Nothing changed since: a second update is a no-op.
+    let again = w.json(&["update", "--all", "--yes"]);
+    assert_eq!(again["plugins"][0]["status"], "unchanged");
+    assert_eq!(w.current(), Some(2));
+
+    // Rollback brings both back.
+    let back = w.json(&["generations", "rollback"]);
+    assert_eq!(back["to"], 1);
+    assert_eq!(w.current(), Some(1));
+    let env = w.json(&["env"]);
+    let plugin_dir = PathBuf::from(env["plugins"][0]["path"].as_str().unwrap());
+    assert!(
+        std::fs::read_to_string(plugin_dir.join("plugin.yaml"))
+            .unwrap()
+            .contains("version: 1.0.0")
+    );
+    assert_eq!(
+        w.venv_python("import weatherlib; print(weatherlib.__version__)"),
+        "1.0.0"
+    );
+    let shown = w.json(&["show", "weather"]);
+    assert_eq!(shown["plugin"]["source"]["commit"], c1);
+    assert!(w.ok(&["verify"]).contains("ok"));
+
+    // gc removes generation 2 and the v2 tree: nothing references them any more.
+    let gc = w.json(&["generations", "gc"]);
+    assert_eq!(gc["removed_generations"], serde_json::json!([2]));
+    assert_eq!(gc["removed_trees"].as_array().unwrap().len(), 1);
+    assert_eq!(w.generation_dirs(), vec!["1".to_string()]);
+    assert!(w.ok(&["verify"]).contains("ok"));
+    let store: Vec<_> = std::fs::read_dir(w.pm().join("store")).unwrap().collect();
+    assert_eq!(store.len(), 1);
+}
+
+#[test]
+fn unresolvable_plugin_changes_nothing() {
+    let w = World::new();
+    let good = w.tmp.path().join("news");
+    git_plugin(&good, None, "news", "1.0.0", &["newslib>=1"]);
+    let bad = w.tmp.path().join("broken");
+    git_plugin(&bad, None, "broken", "1.0.0", &["weatherlib>=9"]);
+    std::fs::write(
+        w.home.join("config.yaml"),
+        "plugins:\n  enabled:\n    - news # on\n",
+    )
+    .unwrap();
+    w.ok(&["install", &file_url(&good), "--enable", "--yes-deps"]);
+    w.ok(&["install", &file_url(&bad)]);
+    let config_before = std::fs::read(w.home.join("config.yaml")).unwrap();
+    let current_before = std::fs::read_link(w.pm().join("current")).unwrap();
+    let installed_before = std::fs::read(w.pm().join("installed.json")).unwrap();
+
+    let (code, out, err) = w.run(&["enable", "broken", "--yes-deps"]);
+    assert_eq!(code, Some(1), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("plugin `broken`"), "{out}");
+    assert!(err.contains("nothing was changed"), "{err}");
+    assert_eq!(
+        std::fs::read(w.home.join("config.yaml")).unwrap(),
+        config_before
+    );
+    assert_eq!(
+        std::fs::read_link(w.pm().join("current")).unwrap(),
+        current_before
+    );
+    assert_eq!(
+        std::fs::read(w.pm().join("installed.json")).unwrap(),
+        installed_before
+    );
+    assert_eq!(w.generation_dirs(), vec!["1".to_string()]);
+    assert!(!w.pm().join("journal.json").exists());
+}
+
+#[test]
+fn no_op_sync_and_disable() {
+    let w = World::new();
+    let repo = w.tmp.path().join("news");
+    git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
+    w.ok(&["install", &file_url(&repo), "--enable", "--yes-deps"]);
+    let synced = w.json(&["sync"]);
+    assert_eq!(synced["generation"]["published"], false);
+    assert_eq!(w.current(), Some(1));
+
+    // A hand edit of config.yaml is applied by sync (STATE-3).
+    std::fs::write(w.home.join("config.yaml"), "plugins:\n  enabled: []\n").unwrap();
+    let synced = w.json(&["sync"]);
+    assert_eq!(synced["generation"]["published"], true);
+    assert_eq!(w.current(), Some(2));
+    assert_eq!(w.json(&["env"])["plugins"], serde_json::json!([]));
+
+    // Enable again, then disable: deny wins in config and in the generation.
+    w.ok(&["enable", "news", "--yes-deps"]);
+    w.ok(&["disable", "news"]);
+    let config = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
+    assert_eq!(config, "plugins:\n  enabled: []\n  disabled:\n    - news\n");
+    let listed = w.json(&["list"]);
+    assert_eq!(listed["plugins"][0]["status"]["default"], "disabled");
+}
+
+#[test]
+fn flags_and_refusals() {
+    let w = World::new();
+    let repo = w.tmp.path().join("news");
+    git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
+    // Both consent flags: usage error.
+    let (code, _, _) = w.run(&["install", &file_url(&repo), "--yes-deps", "--no-deps"]);
+    assert_eq!(code, Some(2));
+    // --no-deps fetches but keeps it disabled even with --enable.
+    let out = w.json(&["install", &file_url(&repo), "--enable", "--no-deps"]);
+    assert_eq!(out["enabled"], false);
+    assert_eq!(w.current(), None);
+    // Enable it, then --no-deps cannot replace the active plugin.
+    w.ok(&["enable", "news", "--yes-deps"]);
+    let (code, _, err) = w.run(&["install", &file_url(&repo), "--no-deps"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("cannot replace an active plugin"), "{err}");
+
+    // A dangerous package is refused even with --force; a bad manifest without --force.
+    let dangerous = fixture("python/security-reverse-shell");
+    let (code, _, err) = w.run(&["install", dangerous.to_str().unwrap(), "--force"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("dangerous"), "{err}");
+    let invalid = fixture("bad-native/version-is-a-number");
+    let (code, _, err) = w.run(&["install", invalid.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("--force"), "{err}");
+
+    // Unknown plugin names and generations: usage errors.
+    assert_eq!(w.run(&["enable", "nope"]).0, Some(2));
+    assert_eq!(w.run(&["generations", "rollback", "42"]).0, Some(2));
+}
+
+#[test]
+fn sources_github_subdir_catalog_and_ref() {
+    let w = World::new();
+    // A "GitHub" mirror on disk: <base>/<owner>/<repo>.
+    let mirror = w.tmp.path().join("gh");
+    let repo = mirror.join("acme").join("tools");
+    let c1 = git_plugin(
+        &repo,
+        Some("plugins/news"),
+        "news",
+        "1.0.0",
+        &["newslib>=1"],
+    );
+    let out = w
+        .cmd(&["--json", "install", "acme/tools/plugins/news"])
+        .env("HERMES_PLUGINS_GITHUB", file_url(&mirror))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["installed"]["source"]["commit"], c1);
+    assert_eq!(doc["installed"]["source"]["subdir"], "plugins/news");
+    assert_eq!(doc["installed"]["source"]["spec"]["type"], "github");
+
+    // Subdirectory escapes are refused before anything is fetched.
+    let (code, _, err) = w.run(&["install", &format!("{}#plugins/../..", file_url(&repo))]);
+    assert_eq!(code, Some(2), "{err}");
+    // A subdirectory that is a symlink is refused.
+    std::os::unix::fs::symlink("plugins/news", repo.join("link")).unwrap();
+    commit(&repo, &[], "add link");
+    let (code, _, err) = w.run(&["install", &format!("{}#link", file_url(&repo))]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("symlink"), "{err}");
+
+    // A catalog entry pins repo + sha + subdir; the entry is reviewed.
+    let catalog = w.tmp.path().join("catalog");
+    std::fs::create_dir_all(&catalog).unwrap();
+    std::fs::write(
+        catalog.join("news.yaml"),
+        format!(
+            "name: news\nrepo: {}\nsha: {c1}\nsubdir: plugins/news\ntier: official\nmaintainer: acme\n",
+            file_url(&repo)
+        ),
+    )
+    .unwrap();
+    let doc = w.json(&["install", "news", "--catalog", catalog.to_str().unwrap()]);
+    assert_eq!(doc["installed"]["source"]["reviewed"], true);
+    assert_eq!(doc["installed"]["source"]["catalog"]["tier"], "official");
+    // A catalog name without a catalog is a usage error.
+    assert_eq!(w.run(&["install", "news"]).0, Some(2));
+
+    // --ref pins: update leaves it alone.
+    let doc = w.json(&[
+        "install",
+        &format!("{}#plugins/news", file_url(&repo)),
+        "--ref",
+        &c1,
+    ]);
+    assert_eq!(doc["installed"]["source"]["pinned_ref"], c1);
+    commit(
+        &repo,
+        &plugin_files("news", "2.0.0", &[])
+            .into_iter()
+            .map(|(p, t)| (format!("plugins/news/{p}"), t))
+            .collect::<Vec<_>>(),
+        "v2",
+    );
+    let up = w.json(&["update", "news"]);
+    assert_eq!(up["plugins"][0]["status"], "pinned");
+}
+
+#[test]
+fn writer_lock_waits_and_times_out() {
+    let w = World::new();
+    std::fs::create_dir_all(w.pm()).unwrap();
+    let lock = w.pm().join("lock");
+    let mut holder = StdCommand::new("python3")
+        .args([
+            "-c",
+            "import fcntl,sys,time\nf=open(sys.argv[1],'a+')\nfcntl.flock(f,fcntl.LOCK_EX)\nf.truncate(0);f.write('4242 test-holder');f.flush()\nprint('held',flush=True)\ntime.sleep(6)",
+            lock.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "held");
+    let out = w
+        .cmd(&["generations", "gc"])
+        .env("HERMES_PLUGINS_LOCK_TIMEOUT", "2")
+        .output()
+        .unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("waiting for pid 4242 (test-holder)"), "{err}");
+    // Readers never take the lock.
+    assert_eq!(w.run(&["generations", "list"]).0, Some(0));
+}
+
+#[test]
+fn gc_keeps_generations_in_use() {
+    let w = World::new();
+    let repo = w.tmp.path().join("news");
+    git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
+    w.ok(&["install", &file_url(&repo), "--enable", "--yes-deps"]);
+    w.ok(&["disable", "news"]);
+    w.ok(&["enable", "news", "--yes-deps"]);
+    assert_eq!(w.current(), Some(3));
+    // An agent holds generation 1 open (a shared flock on its generation.json).
+    let lease = w.pm().join("generations/1/generation.json");
+    let mut agent = StdCommand::new("python3")
+        .args([
+            "-c",
+            "import fcntl,sys,time\nf=open(sys.argv[1])\nfcntl.flock(f,fcntl.LOCK_SH)\nprint('leased',flush=True)\ntime.sleep(30)",
+            lease.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(agent.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let gc = w.json(&["generations", "gc"]);
+    let _ = agent.kill();
+    let _ = agent.wait();
+    // 3 is current, 2 its parent, 1 leased: nothing goes.
+    assert_eq!(gc["removed_generations"], serde_json::json!([]));
+    let kept: Vec<String> = gc["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| format!("{} {}", k[0], k[1].as_str().unwrap()))
+        .collect();
+    assert!(
+        kept.contains(&"1 in use by a running agent".to_string()),
+        "{kept:?}"
+    );
+    // Lease released: 1 goes.
+    let gc = w.json(&["generations", "gc"]);
+    assert_eq!(gc["removed_generations"], serde_json::json!([1]));
+}
+
+#[test]
+fn generation_files_match_their_schemas_and_portable_env() {
+    let w = World::new();
+    let repo = w.tmp.path().join("weather");
+    git_plugin(&repo, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    w.ok(&["install", &file_url(&repo), "--enable", "--yes-deps"]);
+    // A portable package: no Python, MCP servers and PLUGIN_ROOT/PLUGIN_DATA in `env`.
+    let portable = fixture("plugins/summarize-kit");
+    w.ok(&["install", portable.to_str().unwrap(), "--enable"]);
+    assert_eq!(w.current(), Some(2));
+
+    let generation: Value = read_json(&w.pm().join("current/generation.json"));
+    let installed: Value = read_json(&w.pm().join("installed.json"));
+    for (schema, doc) in [
+        ("generation.schema.json", &generation),
+        ("installed.schema.json", &installed),
+        ("lock.schema.json", &generation["lock"]),
+    ] {
+        let v = validator(&repo_root().join("catalog-schema").join(schema));
+        assert_eq!(violations(&v, doc), Vec::<String>::new(), "{schema}");
+    }
+    assert_eq!(generation["number"], 2);
+    assert_eq!(generation["parent"], 1);
+    assert_eq!(
+        generation["profiles"]["default"]["enabled"],
+        serde_json::json!(["summarize-kit", "weather"])
+    );
+
+    let env = w.json(&["env"]);
+    let kit = env["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["key"] == "summarize-kit")
+        .unwrap()
+        .clone();
+    assert_eq!(kit["kind"], "portable");
+    assert_eq!(kit["env"]["PLUGIN_ROOT"], kit["path"]);
+    assert!(
+        kit["env"]["PLUGIN_DATA"]
+            .as_str()
+            .unwrap()
+            .ends_with("plugin-data/summarize-kit")
+    );
+    let servers: Vec<String> = kit["mcp_servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {} {}",
+                s["name"].as_str().unwrap(),
+                s["transport"].as_str().unwrap(),
+                s["trust"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        servers,
+        [
+            "index stdio full",
+            "orders streamable-http untrusted",
+            "local streamable-http full"
+        ]
+    );
+    // The other profile sees nothing.
+    std::fs::create_dir_all(w.home.join("profiles/work")).unwrap();
+    let env = w.json(&["--profile", "work", "env"]);
+    assert_eq!(env["plugins"], serde_json::json!([]));
+    // Removing the portable one publishes a generation without it.
+    let removed = w.json(&["remove", "summarize-kit"]);
+    assert_eq!(removed["generation"]["generation"], 3);
+    let config = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
+    assert!(!config.contains("summarize-kit"), "{config}");
+}
