@@ -11,16 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::world::{World, commit, file_url, git_plugin, plugin_files};
 
-const POINTS: &[&str] = &[
-    "after-journal",
-    "after-venv",
-    "after-install",
-    "after-plugins",
-    "after-fsync",
-    "after-rename",
-    "after-config",
-    "after-switch",
-];
+use hermes_plugins::generation::faults::POINTS;
 
 /// A home with `news` enabled (generation 1) and `weather` installed but disabled.
 fn prepared() -> (World, std::path::PathBuf) {

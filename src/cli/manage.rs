@@ -16,19 +16,20 @@ use crate::resolve::inputs::{self, CoreInputs};
 use crate::resolve::quarantine::{self, DEFAULT_DAYS};
 use crate::source::FetchOptions;
 
-use super::resolve::{env_list, find_python, home, print_conflict};
+use super::resolve::print_conflict;
 use super::{CliError, GlobalArgs, Status};
 
-/// Options of the commands that may build a generation.
+/// Options of every command that resolves: Hermes core, the interpreter, the index, the
+/// quarantine.
 #[derive(Debug, Clone, Args)]
-pub struct EnvArgs {
+pub struct ResolverArgs {
     /// Hermes core checkout (pyproject.toml + uv.lock) resolved together with the plugins
     #[arg(long, env = "HERMES_PLUGINS_CORE", value_name = "DIR")]
     pub core: Option<PathBuf>,
     /// An optional extra of core to include (repeatable)
     #[arg(long = "extra", value_name = "NAME")]
     pub extras: Vec<String>,
-    /// Target interpreter [default: $HERMES_PLUGINS_PYTHON, else python3 on PATH]
+    /// Target interpreter whose markers decide [default: $HERMES_PLUGINS_PYTHON, else python3 on PATH]
     #[arg(long, env = "HERMES_PLUGINS_PYTHON", value_name = "PYTHON")]
     pub python: Option<PathBuf>,
     /// Package index [default: $HERMES_PLUGINS_INDEX_URL, $UV_INDEX_URL, else PyPI]
@@ -43,53 +44,113 @@ pub struct EnvArgs {
     /// Quarantine window for packages core pins
     #[arg(long, value_name = "N", default_value_t = DEFAULT_DAYS)]
     pub quarantine_days: u32,
+}
+
+impl ResolverArgs {
+    /// Hermes core, when `--core` (or `HERMES_PLUGINS_CORE`) is given.
+    pub fn core_inputs(&self) -> Result<Option<CoreInputs>, CliError> {
+        match &self.core {
+            Some(dir) => Ok(Some(CoreInputs::load(dir, &self.extras).map_err(
+                |e| match e {
+                    inputs::InputError::UnknownExtra { .. } => CliError::usage(e.to_string()),
+                    other => CliError::environment(other.to_string()),
+                },
+            )?)),
+            None if !self.extras.is_empty() => Err(CliError::usage("--extra needs --core")),
+            None => Ok(None),
+        }
+    }
+
+    /// The index configuration: flags first, then the environment.
+    pub fn index_config(&self) -> IndexConfig {
+        IndexConfig {
+            index_url: self
+                .index_url
+                .clone()
+                .or_else(|| {
+                    std::env::var("HERMES_PLUGINS_INDEX_URL")
+                        .ok()
+                        .filter(|s| !s.is_empty())
+                })
+                .or_else(|| std::env::var("UV_INDEX_URL").ok().filter(|s| !s.is_empty())),
+            extra_index_urls: self
+                .extra_index_urls
+                .iter()
+                .cloned()
+                .chain(env_list("UV_EXTRA_INDEX_URL"))
+                .collect(),
+            find_links: self
+                .find_links
+                .iter()
+                .cloned()
+                .chain(env_list("UV_FIND_LINKS"))
+                .collect(),
+        }
+    }
+}
+
+/// Options of the commands that may build a generation.
+#[derive(Debug, Clone, Args)]
+pub struct EnvArgs {
+    /// Resolution options.
+    #[command(flatten)]
+    pub resolver: ResolverArgs,
     /// Catalog directory for catalog names [default: $HERMES_PLUGINS_CATALOG]
     #[arg(long, env = "HERMES_PLUGINS_CATALOG", value_name = "DIR")]
     pub catalog: Option<PathBuf>,
 }
 
+/// A whitespace/comma-separated list from an environment variable.
+pub fn env_list(name: &str) -> Vec<String> {
+    std::env::var(name)
+        .map(|v| {
+            v.split([' ', ',', '\n'])
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The target interpreter: the one given, else `python3` on `PATH`.
+pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
+    if let Some(p) = given {
+        return Ok(p.clone());
+    }
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join("python3"))
+                .find(|c| c.is_file())
+        })
+        .ok_or_else(|| {
+            CliError::environment(
+                "no Python interpreter found: pass --python or set HERMES_PLUGINS_PYTHON",
+            )
+        })
+}
+
+/// The Hermes home directory: `--home`, `$HERMES_HOME`, else `~/.hermes`.
+pub fn home(global: &GlobalArgs) -> PathBuf {
+    global.home.clone().unwrap_or_else(|| {
+        std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."))
+            .join(".hermes")
+    })
+}
+
 /// Builds the operation context.
 pub fn context(env: &EnvArgs, global: &GlobalArgs) -> Result<Context, CliError> {
-    let home = home(global);
-    let core = match &env.core {
-        Some(dir) => Some(CoreInputs::load(dir, &env.extras).map_err(|e| match e {
-            inputs::InputError::UnknownExtra { .. } => CliError::usage(e.to_string()),
-            other => CliError::environment(other.to_string()),
-        })?),
-        None if !env.extras.is_empty() => return Err(CliError::usage("--extra needs --core")),
-        None => None,
-    };
-    let index = IndexConfig {
-        index_url: env
-            .index_url
-            .clone()
-            .or_else(|| {
-                std::env::var("HERMES_PLUGINS_INDEX_URL")
-                    .ok()
-                    .filter(|s| !s.is_empty())
-            })
-            .or_else(|| std::env::var("UV_INDEX_URL").ok().filter(|s| !s.is_empty())),
-        extra_index_urls: env
-            .extra_index_urls
-            .iter()
-            .cloned()
-            .chain(env_list("UV_EXTRA_INDEX_URL"))
-            .collect(),
-        find_links: env
-            .find_links
-            .iter()
-            .cloned()
-            .chain(env_list("UV_FIND_LINKS"))
-            .collect(),
-    };
+    let r = &env.resolver;
     Ok(Context {
-        layout: Layout::new(&home),
+        layout: Layout::new(&home(global)),
         profile: global.profile.clone(),
-        core,
-        extras: env.extras.clone(),
-        python: find_python(env.python.as_ref())?,
-        index,
-        quarantine_days: env.quarantine_days,
+        core: r.core_inputs()?,
+        extras: r.extras.clone(),
+        python: find_python(r.python.as_ref())?,
+        index: r.index_config(),
+        quarantine_days: r.quarantine_days,
         now: quarantine::now_from_env().map_err(CliError::usage)?,
         fetch: FetchOptions {
             github_base: std::env::var("HERMES_PLUGINS_GITHUB")

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::resolve::engine::IndexConfig;
-use crate::resolve::inputs::{self, CoreInputs};
+use crate::resolve::inputs;
 use crate::resolve::lock::{Lock, LockDiff};
-use crate::resolve::quarantine::{self, DEFAULT_DAYS};
+use crate::resolve::quarantine;
 use crate::resolve::{self, Failure, Request};
 
+use super::manage::{ResolverArgs, find_python, home};
 use super::{CliError, GlobalArgs, Status};
 
 /// Arguments of `resolve`.
@@ -23,73 +23,15 @@ pub struct ResolveArgs {
     /// A plugin directory to include (repeatable); default: the plugins enabled in any profile under --home
     #[arg(long = "plugin", value_name = "DIR")]
     pub plugins: Vec<PathBuf>,
-    /// Hermes core checkout (pyproject.toml + uv.lock)
-    #[arg(long, env = "HERMES_PLUGINS_CORE", value_name = "DIR")]
-    pub core: Option<PathBuf>,
-    /// An optional extra of core to include (repeatable)
-    #[arg(long = "extra", value_name = "NAME")]
-    pub extras: Vec<String>,
-    /// Target interpreter whose markers decide [default: $HERMES_PLUGINS_PYTHON, else python3 on PATH]
-    #[arg(long, env = "HERMES_PLUGINS_PYTHON", value_name = "PYTHON")]
-    pub python: Option<PathBuf>,
-    /// Package index [default: $HERMES_PLUGINS_INDEX_URL, $UV_INDEX_URL, else PyPI]
-    #[arg(long, value_name = "URL")]
-    pub index_url: Option<String>,
-    /// Another package index (repeatable; also $UV_EXTRA_INDEX_URL)
-    #[arg(long = "extra-index-url", value_name = "URL")]
-    pub extra_index_urls: Vec<String>,
-    /// A directory or page of distributions (repeatable; also $UV_FIND_LINKS)
-    #[arg(long = "find-links", value_name = "PATH_OR_URL")]
-    pub find_links: Vec<String>,
-    /// Quarantine window for packages core pins
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_DAYS)]
-    pub quarantine_days: u32,
+    /// Resolution options.
+    #[command(flatten)]
+    pub resolver: ResolverArgs,
     /// A lock file: its versions are preferred, changes against it are shown, and (without --dry-run) it is rewritten
     #[arg(long, value_name = "FILE")]
     pub lock: Option<PathBuf>,
     /// Show what would change; write nothing
     #[arg(long)]
     pub dry_run: bool,
-}
-
-/// A whitespace/comma-separated list from an environment variable.
-pub fn env_list(name: &str) -> Vec<String> {
-    std::env::var(name)
-        .map(|v| {
-            v.split([' ', ',', '\n'])
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The target interpreter: the one given, else `python3` on `PATH`.
-pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
-    if let Some(p) = given {
-        return Ok(p.clone());
-    }
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join("python3"))
-                .find(|c| c.is_file())
-        })
-        .ok_or_else(|| {
-            CliError::environment(
-                "no Python interpreter found: pass --python or set HERMES_PLUGINS_PYTHON",
-            )
-        })
-}
-
-/// The Hermes home directory: `--home`, `$HERMES_HOME`, else `~/.hermes`.
-pub fn home(global: &GlobalArgs) -> PathBuf {
-    global.home.clone().unwrap_or_else(|| {
-        std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("."))
-            .join(".hermes")
-    })
 }
 
 fn read_lock(path: &Path) -> Result<Option<Lock>, CliError> {
@@ -145,14 +87,7 @@ pub fn print_conflict(conflict: &resolve::conflict::Conflict, json: bool, warnin
 pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let home = home(global);
     let now = quarantine::now_from_env().map_err(CliError::usage)?;
-    let core = match &args.core {
-        Some(dir) => Some(CoreInputs::load(dir, &args.extras).map_err(|e| match e {
-            inputs::InputError::UnknownExtra { .. } => CliError::usage(e.to_string()),
-            other => CliError::environment(other.to_string()),
-        })?),
-        None if !args.extras.is_empty() => return Err(CliError::usage("--extra needs --core")),
-        None => None,
-    };
+    let core = args.resolver.core_inputs()?;
     let mut warnings = Vec::new();
     let plugins = if args.plugins.is_empty() {
         let (plugins, w) =
@@ -175,41 +110,19 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             ));
         }
     }
-    let index = IndexConfig {
-        index_url: args
-            .index_url
-            .clone()
-            .or_else(|| {
-                std::env::var("HERMES_PLUGINS_INDEX_URL")
-                    .ok()
-                    .filter(|s| !s.is_empty())
-            })
-            .or_else(|| std::env::var("UV_INDEX_URL").ok().filter(|s| !s.is_empty())),
-        extra_index_urls: args
-            .extra_index_urls
-            .iter()
-            .cloned()
-            .chain(env_list("UV_EXTRA_INDEX_URL"))
-            .collect(),
-        find_links: args
-            .find_links
-            .iter()
-            .cloned()
-            .chain(env_list("UV_FIND_LINKS"))
-            .collect(),
-    };
+    let index = args.resolver.index_config();
     let previous = match &args.lock {
         Some(path) => read_lock(path)?,
         None => None,
     };
     let request = Request {
         core,
-        extras: args.extras.clone(),
+        extras: args.resolver.extras.clone(),
         plugins,
-        python: find_python(args.python.as_ref())?,
+        python: find_python(args.resolver.python.as_ref())?,
         cache_dir: home.join("pm").join("cache").join("uv"),
         index,
-        quarantine_days: args.quarantine_days,
+        quarantine_days: args.resolver.quarantine_days,
         now,
         previous: previous.clone(),
     };

@@ -73,24 +73,7 @@ pub struct Installed {
 
 /// Creates the virtualenv and installs the pins into it.
 pub fn install(request: InstallRequest) -> Result<Installed, EngineError> {
-    engine::initialise();
-    let stack = uv_configuration::min_stack_size();
-    std::thread::Builder::new()
-        .name("hermes-plugins-install".into())
-        .stack_size(stack)
-        .spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .thread_stack_size(stack)
-                .build()
-                .map_err(|e| EngineError::Other(e.to_string()))?;
-            let result = runtime.block_on(Box::pin(install_async(request)));
-            runtime.shutdown_background();
-            result
-        })
-        .map_err(|e| EngineError::Other(e.to_string()))?
-        .join()
-        .unwrap_or_else(|_| Err(EngineError::Other("the installer thread panicked".into())))
+    engine::on_uv_thread("install", move || install_async(request))
 }
 
 fn hash_strategy(pins: &[Pin]) -> HashStrategy {

@@ -202,10 +202,21 @@ pub fn initialise() {
 
 /// Runs a resolution on a dedicated runtime thread with a large enough stack.
 pub fn resolve(request: EngineRequest) -> Result<Resolved, EngineError> {
+    on_uv_thread("resolve", move || resolve_async(request))
+}
+
+/// Runs `work` on a dedicated thread with the stack uv's resolver and installer need and a
+/// current-thread Tokio runtime (what every uv-facing operation runs on).
+pub fn on_uv_thread<T, F, W>(name: &str, work: W) -> Result<T, EngineError>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = Result<T, EngineError>>,
+    W: FnOnce() -> F + Send + 'static,
+{
     initialise();
     let stack = uv_configuration::min_stack_size();
     std::thread::Builder::new()
-        .name("hermes-plugins-resolve".into())
+        .name(format!("hermes-plugins-{name}"))
         .stack_size(stack)
         .spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -213,13 +224,13 @@ pub fn resolve(request: EngineRequest) -> Result<Resolved, EngineError> {
                 .thread_stack_size(stack)
                 .build()
                 .map_err(other)?;
-            let result = runtime.block_on(Box::pin(resolve_async(request)));
+            let result = runtime.block_on(Box::pin(work()));
             runtime.shutdown_background();
             result
         })
         .map_err(other)?
         .join()
-        .unwrap_or_else(|_| Err(EngineError::Other("the resolver thread panicked".into())))
+        .unwrap_or_else(|_| Err(EngineError::Other(format!("the {name} thread panicked"))))
 }
 
 fn preference(name: &PackageName, version: &Version) -> Option<Preference> {

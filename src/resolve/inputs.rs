@@ -292,8 +292,17 @@ pub fn enabled_plugins(home: &Path) -> Result<(Vec<PluginInput>, Vec<String>), I
         Ok(tree) => tree.packages,
         Err(_) => Vec::new(),
     };
+    // Plugins the package manager installed (their trees are in the store) come first.
+    let managed = crate::state::installed::Installed::read(&home.join("pm").join("installed.json"))
+        .unwrap_or_default();
     let mut out = Vec::new();
     for (key, profile_names) in wanted {
+        if let Some(p) = managed.find(&key) {
+            out.push(plugin_from_dir(
+                &home.join("pm").join("store").join(&p.store_key),
+            )?);
+            continue;
+        }
         let found = installed
             .iter()
             .find(|p| p.key == key)
