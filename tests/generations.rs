@@ -451,3 +451,120 @@ fn generation_files_match_their_schemas_and_portable_env() {
     let config = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
     assert!(!config.contains("summarize-kit"), "{config}");
 }
+
+#[test]
+fn catalog_update_repins_and_profiles_union() {
+    let w = World::new();
+    let repo = w.tmp.path().join("news-repo");
+    let c1 = git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
+    let catalog = w.tmp.path().join("catalog");
+    std::fs::create_dir_all(&catalog).unwrap();
+    let entry = |sha: &str| {
+        format!(
+            "name: news\nrepo: {}\nsha: {sha}\ntier: community\nmaintainer: acme\n",
+            file_url(&repo)
+        )
+    };
+    std::fs::write(catalog.join("news.yaml"), entry(&c1)).unwrap();
+    let cat = catalog.to_str().unwrap();
+    w.ok(&[
+        "install",
+        "news",
+        "--catalog",
+        cat,
+        "--enable",
+        "--yes-deps",
+    ]);
+
+    // A second profile enables another plugin: the generation holds the union, each
+    // profile sees its own selection.
+    let other = w.tmp.path().join("weather");
+    git_plugin(&other, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    std::fs::create_dir_all(w.home.join("profiles/work")).unwrap();
+    w.ok(&["install", &file_url(&other)]);
+    w.ok(&["--profile", "work", "enable", "weather", "--yes-deps"]);
+    let keys = |profile: &str| -> Vec<String> {
+        w.json(&["--profile", profile, "env"])["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(keys("default"), ["news"]);
+    assert_eq!(keys("work"), ["weather"]);
+    let work_config = std::fs::read_to_string(w.home.join("profiles/work/config.yaml")).unwrap();
+    assert_eq!(work_config, "plugins:\n  enabled:\n    - weather\n");
+
+    // A new commit is not picked up until the catalog re-pins it.
+    let c2 = commit(&repo, &plugin_files("news", "2.0.0", &["newslib>=1"]), "v2");
+    let up = w.json(&["update", "news", "--catalog", cat, "--yes"]);
+    assert_eq!(up["plugins"][0]["status"], "unchanged");
+    std::fs::write(catalog.join("news.yaml"), entry(&c2)).unwrap();
+    let up = w.json(&["update", "news", "--catalog", cat, "--yes"]);
+    assert_eq!(up["plugins"][0]["status"], "updated");
+    assert_eq!(up["plugins"][0]["to"], c2);
+    assert_eq!(
+        w.json(&["show", "news"])["plugin"]["source"]["catalog"]["sha"],
+        c2
+    );
+
+    // remove --purge-data: gone from every profile, data deleted; without it data stays.
+    let data = w.home.join("plugin-data/weather");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("state.json"), "{}").unwrap();
+    w.ok(&["remove", "weather", "--purge-data"]);
+    assert!(!data.exists());
+    assert_eq!(keys("work"), Vec::<String>::new());
+    let news_data = w.home.join("plugin-data/news");
+    std::fs::create_dir_all(&news_data).unwrap();
+    w.ok(&["remove", "news"]);
+    assert!(news_data.exists());
+    assert_eq!(w.json(&["list"])["plugins"], serde_json::json!([]));
+}
+
+#[test]
+fn relative_home_records_paths_inside_the_generation() {
+    let w = World::new();
+    let repo = w.tmp.path().join("news");
+    git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
+    let run = |args: &[&str]| {
+        let out = w
+            .cmd(args)
+            .env_remove("HERMES_HOME")
+            .current_dir(w.tmp.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&[
+        "--home",
+        "home",
+        "install",
+        &file_url(&repo),
+        "--enable",
+        "--yes-deps",
+    ]);
+    run(&["--home", "home", "verify"]);
+    let doc: Value = read_json(&w.pm().join("current/generation.json"));
+    assert_eq!(doc["python"]["executable"], "venv/bin/python");
+    assert!(
+        doc["python"]["site_packages"]
+            .as_str()
+            .unwrap()
+            .starts_with("venv/lib/python3.")
+    );
+    let env: Value = serde_json::from_str(&run(&["--home", "home", "--json", "env"])).unwrap();
+    assert!(
+        env["python"]["executable"]
+            .as_str()
+            .unwrap()
+            .starts_with(w.home.to_str().unwrap())
+    );
+    assert!(!env["sys_path"][0].as_str().unwrap().contains(".tmp-"));
+}

@@ -130,14 +130,16 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
         })
 }
 
-/// The Hermes home directory: `--home`, `$HERMES_HOME`, else `~/.hermes`.
+/// The Hermes home directory: `--home`, `$HERMES_HOME`, else `~/.hermes` — always absolute
+/// (generations record paths relative to it, and the agent may run elsewhere).
 pub fn home(global: &GlobalArgs) -> PathBuf {
-    global.home.clone().unwrap_or_else(|| {
+    let home = global.home.clone().unwrap_or_else(|| {
         std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("."))
             .join(".hermes")
-    })
+    });
+    std::path::absolute(&home).unwrap_or(home)
 }
 
 /// Builds the operation context.

@@ -93,17 +93,37 @@ pub fn build(
     tracing::debug!("venv and {} packages installed", installed.packages.len());
     faults::point("after-venv");
     faults::point("after-install");
-    let rel = |p: &Path| {
-        p.strip_prefix(staging)
-            .map(|r| r.to_string_lossy().to_string())
-            .unwrap_or_else(|_| p.to_string_lossy().to_string())
+    // Paths inside the generation are recorded relative to it, whatever form (relative,
+    // absolute, through symlinks) the staging path and uv's answers take.
+    let staging_abs =
+        std::fs::canonicalize(staging).map_err(|e| io(&staging.display().to_string(), e))?;
+    let rel = |p: &Path, fallback: PathBuf| -> Result<String, BuildError> {
+        let parent = p.parent().and_then(|d| std::fs::canonicalize(d).ok());
+        let resolved = match (parent, p.file_name()) {
+            (Some(d), Some(name)) => d.join(name),
+            _ => fallback.clone(),
+        };
+        match resolved.strip_prefix(&staging_abs) {
+            Ok(r) => Ok(r.to_string_lossy().to_string()),
+            Err(_) if staging_abs.join(&fallback).exists() => {
+                Ok(fallback.to_string_lossy().to_string())
+            }
+            Err(_) => Err(BuildError::Io(format!(
+                "uv placed {} outside the generation {}",
+                p.display(),
+                staging_abs.display()
+            ))),
+        }
     };
     doc.python = PythonEnv {
         base: installed.base_python.display().to_string(),
         version: doc.lock.python.version.clone(),
         venv: "venv".to_string(),
-        executable: rel(&installed.python),
-        site_packages: rel(&installed.site_packages),
+        executable: rel(&installed.python, PathBuf::from("venv/bin/python"))?,
+        site_packages: rel(
+            &installed.site_packages,
+            Path::new("venv").join(install::site_packages_relative(&installed.python_version)),
+        )?,
     };
     for plugin in &doc.plugins {
         link_plugin(staging, plugin)?;

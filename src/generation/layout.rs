@@ -12,11 +12,12 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout for a Hermes home.
+    /// The layout for a Hermes home (made absolute against the working directory).
     pub fn new(home: &Path) -> Layout {
+        let home = std::path::absolute(home).unwrap_or_else(|_| home.to_path_buf());
         Layout {
-            home: home.to_path_buf(),
             pm: home.join("pm"),
+            home,
         }
     }
 
