@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod consent;
 pub mod diag;
 pub mod generation;
 pub mod hermes_core;

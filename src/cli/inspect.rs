@@ -25,6 +25,9 @@ pub struct ListArgs {
 pub struct ShowArgs {
     /// Plugin key or name
     pub name: String,
+    /// Also print its consent audit log (pm/audit.log)
+    #[arg(long)]
+    pub audit: bool,
 }
 
 /// Runs `list`.
@@ -68,7 +71,16 @@ pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
 /// Runs `show`.
 pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::read_context(global);
-    let doc = query::show(&cx, &args.name).map_err(|e| manage::failure(e, global))?;
+    let mut doc = query::show(&cx, &args.name).map_err(|e| manage::failure(e, global))?;
+    if args.audit {
+        let key = doc["plugin"]["key"]
+            .as_str()
+            .unwrap_or(&args.name)
+            .to_string();
+        let entries = crate::consent::audit::read(&cx.layout.pm.join("audit.log"), Some(&key))
+            .map_err(|e| CliError::environment(e.to_string()))?;
+        doc["audit"] = json!(entries);
+    }
     if global.json {
         manage::print_json(&doc);
     } else {

@@ -35,6 +35,12 @@ pub struct InstallArgs {
     /// Install despite validation errors (never despite a dangerous security verdict)
     #[arg(long)]
     pub force: bool,
+    /// Accept what a replacement adds to an active plugin (tools, hooks, dependencies, …)
+    #[arg(long)]
+    pub yes: bool,
+    /// Capability flags.
+    #[command(flatten)]
+    pub grants: manage::GrantArgs,
     /// Environment options.
     #[command(flatten)]
     pub env: EnvArgs,
@@ -59,12 +65,16 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         &mut feedback,
     )
     .map_err(|e| manage::failure(e, global))?;
+    let (grant, revoke) = args.grants.split();
     let request = InstallRequest {
         spec,
         rev: args.rev.clone(),
         enable: args.enable && !args.no_enable,
         deps,
         force: args.force,
+        grant,
+        revoke,
+        yes: args.yes,
     };
     let outcome = if manage::interactive(global) {
         manager::install::install(&cx, &request, &mut TerminalPrompter, &mut feedback)

@@ -184,7 +184,8 @@ pub fn interactive(global: &GlobalArgs) -> bool {
     !global.no_input && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// Prompts on the terminal (stderr), answers from stdin; default no.
+/// Prompts on the terminal (stderr), answers from stdin; default no; secrets are read with
+/// echo off.
 #[derive(Debug, Default)]
 pub struct TerminalPrompter;
 
@@ -198,6 +199,58 @@ impl Prompter for TerminalPrompter {
             return false;
         }
         matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+    }
+
+    fn value(&mut self, text: &str, label: &str, secret: bool) -> Option<String> {
+        let mut err = std::io::stderr();
+        let _ = write!(
+            err,
+            "{text}{label}{}: ",
+            if secret { " (hidden)" } else { "" }
+        );
+        let _ = err.flush();
+        let line = if secret {
+            rpassword::read_password().ok()?
+        } else {
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line).ok()?;
+            line
+        };
+        let value = line.trim_end_matches(['\n', '\r']).to_string();
+        (!value.is_empty()).then_some(value)
+    }
+
+    fn interactive(&self) -> bool {
+        true
+    }
+}
+
+/// Capability flags shared by `install`, `enable`, `update` and `capabilities`.
+#[derive(Debug, Clone, Args)]
+pub struct GrantArgs {
+    /// Grant a capability (repeatable; e.g. tools.override, llm.model_override)
+    #[arg(long = "grant", value_name = "CAP")]
+    pub grant: Vec<String>,
+    /// Grant tools.override (even if the plugin does not declare it yet)
+    #[arg(long, conflicts_with = "no_allow_tool_override")]
+    pub allow_tool_override: bool,
+    /// Revoke tools.override
+    #[arg(long)]
+    pub no_allow_tool_override: bool,
+}
+
+impl GrantArgs {
+    /// (granted, revoked) capability ids.
+    pub fn split(&self) -> (Vec<String>, Vec<String>) {
+        let mut grant = self.grant.clone();
+        let mut revoke = Vec::new();
+        if self.allow_tool_override {
+            grant.push("tools.override".into());
+        }
+        if self.no_allow_tool_override {
+            revoke.push("tools.override".into());
+        }
+        (grant, revoke)
     }
 }
 

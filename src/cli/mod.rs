@@ -162,6 +162,8 @@ pub enum Command {
     Remove(select::RemoveArgs),
     /// Apply every profile's config.yaml selection; a no-op when nothing changed
     Sync(select::SyncArgs),
+    /// Show, grant or revoke a plugin's capabilities in the profile
+    Capabilities(select::CapabilitiesArgs),
     /// List installed plugins and their status
     List(inspect::ListArgs),
     /// Show one installed plugin: manifest, dependencies, provenance
@@ -226,6 +228,7 @@ pub fn main() -> ExitCode {
         Command::Update(args) => update::run(args, &cli.global),
         Command::Remove(args) => select::remove(args, &cli.global),
         Command::Sync(args) => select::sync(args, &cli.global),
+        Command::Capabilities(args) => select::capabilities(args, &cli.global),
         Command::List(args) => inspect::list(args, &cli.global),
         Command::Show(args) => inspect::show(args, &cli.global),
         Command::Generations(args) => generations::run(args, &cli.global),

@@ -4,6 +4,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::manager::apply::{self, Applied, Change, SelectionEdit};
+use crate::manager::consent_step::GrantFlags;
 use crate::manager::{self, DepsConsent};
 
 use super::manage::{self, EnvArgs, StderrFeedback, TerminalPrompter};
@@ -20,6 +21,28 @@ pub struct EnableArgs {
     /// Consent to its Python dependencies in advance
     #[arg(long)]
     pub yes_deps: bool,
+    /// Capability flags.
+    #[command(flatten)]
+    pub grants: manage::GrantArgs,
+    /// Environment options.
+    #[command(flatten)]
+    pub env: EnvArgs,
+}
+
+/// Arguments of `capabilities`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hermes-plugins capabilities weather                       # declared vs granted\n  hermes-plugins capabilities weather --grant llm.model_override\n  hermes-plugins capabilities weather --revoke tools.override\n\nGrants live in the profile's config.yaml (plugins.entries.<name>.granted_capabilities, capabilities_consent, legacy allow_* keys) and in the generation the agent reads; every change is in pm/audit.log."
+)]
+pub struct CapabilitiesArgs {
+    /// Plugin key or name
+    pub name: String,
+    /// Grant a capability (repeatable)
+    #[arg(long = "grant", value_name = "CAP")]
+    pub grant: Vec<String>,
+    /// Revoke a capability (repeatable)
+    #[arg(long = "revoke", value_name = "CAP")]
+    pub revoke: Vec<String>,
     /// Environment options.
     #[command(flatten)]
     pub env: EnvArgs,
@@ -120,15 +143,22 @@ fn installed_key(cx: &manager::Context, name: &str) -> Result<String, CliError> 
 pub fn enable(args: &EnableArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let applied = run_change(&args.env, global, &format!("enable {}", args.name), |cx| {
         let key = installed_key(cx, &args.name)?;
+        let (grant, revoke) = args.grants.split();
         Ok(Change {
             operation: format!("enable {key}"),
-            edits: vec![(cx.profile.clone(), SelectionEdit::Enable(key))],
+            edits: vec![(cx.profile.clone(), SelectionEdit::Enable(key.clone()))],
             installed: None,
             deps: if args.yes_deps {
                 DepsConsent::Yes
             } else {
                 DepsConsent::Ask
             },
+            grants: GrantFlags {
+                targets: vec![key],
+                grant,
+                revoke,
+            },
+            accept_surface: false,
         })
     })?;
     report(
@@ -148,6 +178,8 @@ pub fn disable(args: &DisableArgs, global: &GlobalArgs) -> Result<Status, CliErr
             edits: vec![(cx.profile.clone(), SelectionEdit::Disable(key))],
             installed: None,
             deps: DepsConsent::Yes,
+            grants: GrantFlags::default(),
+            accept_surface: false,
         })
     })?;
     report(
@@ -170,6 +202,8 @@ pub fn sync(args: &SyncArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             } else {
                 DepsConsent::Ask
             },
+            grants: GrantFlags::default(),
+            accept_surface: false,
         })
     })?;
     report(&applied, "Synced every profile's selection", global);
@@ -191,5 +225,61 @@ pub fn remove(args: &RemoveArgs, global: &GlobalArgs) -> Result<Status, CliError
     )
     .map_err(|e| manage::failure(e, global))?;
     report(&applied, &format!("Removed {}", args.name), global);
+    Ok(Status::Ok)
+}
+
+/// Runs `capabilities`: without flags, shows declared vs granted; with flags, changes the
+/// grants (publishing a generation with the new consent snapshot).
+pub fn capabilities(args: &CapabilitiesArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    if args.grant.is_empty() && args.revoke.is_empty() {
+        let cx = manage::read_context(global);
+        let doc = manager::query::capabilities(&cx, &args.name)
+            .map_err(|e| manage::failure(e, global))?;
+        if global.json {
+            manage::print_json(&doc);
+        } else {
+            for c in doc["capabilities"].as_array().into_iter().flatten() {
+                println!(
+                    "{:<26} {:<9} {}",
+                    c["id"].as_str().unwrap_or(""),
+                    if c["granted"].as_bool() == Some(true) {
+                        "granted"
+                    } else {
+                        "off"
+                    },
+                    c["risk"].as_str().unwrap_or("")
+                );
+            }
+        }
+        return Ok(Status::Ok);
+    }
+    let applied = run_change(
+        &args.env,
+        global,
+        &format!("capabilities {}", args.name),
+        |cx| {
+            let key = installed_key(cx, &args.name)?;
+            Ok(Change {
+                operation: format!("capabilities {key}"),
+                edits: Vec::new(),
+                installed: None,
+                deps: DepsConsent::Ask,
+                grants: GrantFlags {
+                    targets: vec![key],
+                    grant: args.grant.clone(),
+                    revoke: args.revoke.clone(),
+                },
+                accept_surface: false,
+            })
+        },
+    )?;
+    report(
+        &applied,
+        &format!(
+            "Updated the capabilities of {} in profile `{}`",
+            args.name, global.profile
+        ),
+        global,
+    );
     Ok(Status::Ok)
 }

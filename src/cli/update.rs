@@ -3,7 +3,8 @@
 use clap::Args;
 use serde_json::json;
 
-use crate::manager::{self, DepsConsent};
+use crate::manager;
+use crate::manager::consent_step::GrantFlags;
 
 use super::manage::{self, EnvArgs, StderrFeedback, TerminalPrompter};
 use super::{CliError, GlobalArgs, Status};
@@ -22,9 +23,12 @@ pub struct UpdateArgs {
     /// Show what would change; change nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Accept what the update adds (dependencies) without asking
+    /// Accept what the update adds (tools, hooks, dependencies, MCP servers, …) without asking
     #[arg(long)]
     pub yes: bool,
+    /// Grant a capability the new version declares (repeatable)
+    #[arg(long = "grant", value_name = "CAP")]
+    pub grant: Vec<String>,
     /// Environment options.
     #[command(flatten)]
     pub env: EnvArgs,
@@ -39,17 +43,18 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let mut feedback = StderrFeedback::new(global);
     let _lock = manager::begin_writing(&cx.layout, "update", &mut feedback)
         .map_err(|e| manage::failure(e, global))?;
-    let deps = if args.yes {
-        DepsConsent::Yes
-    } else {
-        DepsConsent::Ask
+    let grants = GrantFlags {
+        targets: args.names.clone(),
+        grant: args.grant.clone(),
+        revoke: Vec::new(),
     };
     let (items, applied) = if manage::interactive(global) {
         manager::install::update(
             &cx,
             &args.names,
             args.dry_run,
-            deps,
+            args.yes,
+            &grants,
             &mut TerminalPrompter,
             &mut feedback,
         )
@@ -58,7 +63,8 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             &cx,
             &args.names,
             args.dry_run,
-            deps,
+            args.yes,
+            &grants,
             &mut manager::NoInput,
             &mut feedback,
         )

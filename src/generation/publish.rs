@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::faults;
 use super::journal::{FileBackup, Journal};
 use super::layout::Layout;
-use crate::state::installed::write_atomically;
+use crate::state::installed::write_atomically_mode;
 
 /// The generation `current` points to, if any.
 pub fn current_number(layout: &Layout) -> Option<u64> {
@@ -146,6 +146,17 @@ impl Transaction {
     /// Replaces a user file's content, keeping a backup until the transaction finishes (or
     /// restoring it if the transaction is abandoned).
     pub fn edit_file(&mut self, path: &Path, content: &[u8]) -> std::io::Result<()> {
+        self.edit_file_mode(path, content, None)
+    }
+
+    /// [`Transaction::edit_file`] with the file's mode forced (`0600` for `.env`); the
+    /// backup copy gets the same mode.
+    pub fn edit_file_mode(
+        &mut self,
+        path: &Path,
+        content: &[u8],
+        mode: Option<u32>,
+    ) -> std::io::Result<()> {
         if std::fs::read(path).ok().as_deref() == Some(content) {
             return Ok(());
         }
@@ -160,7 +171,7 @@ impl Transaction {
                     .unwrap_or_default()
             ));
             let original = std::fs::read(path)?;
-            write_atomically(&copy, &original)?;
+            write_atomically_mode(&copy, &original, Some(0o600))?;
             Some(copy)
         } else {
             None
@@ -170,7 +181,7 @@ impl Transaction {
             backup,
         });
         self.journal.save(&self.layout)?;
-        write_atomically(path, content)
+        write_atomically_mode(path, content, mode)
     }
 
     /// Switches `current` to the target and completes the transaction.

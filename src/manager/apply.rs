@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
+use super::consent_step::{self, Decisions, GrantFlags};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
+use crate::consent::audit;
 use crate::generation::build::{self, BuildInputs};
 use crate::generation::doc;
 use crate::generation::doc::{CoreIdentity, GenPlugin, GenerationDoc, ProfileSelection, PythonEnv};
@@ -39,6 +41,10 @@ pub struct Change {
     pub installed: Option<Installed>,
     /// How dependency consent is answered.
     pub deps: DepsConsent,
+    /// Capability flags and the plugins they (and `requires_env` prompts) apply to.
+    pub grants: GrantFlags,
+    /// `--yes`: accept what replaced plugins add to their surface.
+    pub accept_surface: bool,
 }
 
 /// What happened.
@@ -222,6 +228,107 @@ pub fn apply(
             },
         );
     }
+    // Consent (CAP-2…CAP-10): surface additions of replaced plugins, capability grants per
+    // profile, requires_env values — decided now, written with the generation.
+    change.grants.check()?;
+    let current = current_doc(cx);
+    let store = Store::open(cx.layout.store())?;
+    let mut decisions = Decisions::default();
+    let replaced: Vec<(String, PathBuf, PathBuf)> = keys
+        .iter()
+        .filter_map(|k| {
+            let old = current.as_ref()?.plugin(k)?;
+            let new = installed.plugins.get(k)?;
+            (old.tree != new.tree).then(|| {
+                (
+                    k.clone(),
+                    store.path_of(&old.store_key),
+                    store.path_of(&new.store_key),
+                )
+            })
+        })
+        .collect();
+    let diffs = consent_step::surface(
+        &replaced,
+        change.accept_surface,
+        prompter,
+        feedback,
+        &mut decisions,
+    )?;
+    let cap_changes = |key: &str, added: bool| -> Option<BTreeSet<String>> {
+        diffs.get(key).map(|d| {
+            let list = if added { &d.added } else { &d.removed };
+            list.iter()
+                .filter(|c| c.kind == "capability")
+                .map(|c| c.item.clone())
+                .collect()
+        })
+    };
+    for (profile, state) in states.iter_mut() {
+        let Some(selection) = selections.get_mut(profile) else {
+            continue;
+        };
+        let mut consider: BTreeSet<String> = selection.enabled.iter().cloned().collect();
+        if profile == &cx.profile {
+            consider.extend(
+                change
+                    .grants
+                    .targets
+                    .iter()
+                    .filter_map(|t| installed.find(t).map(|p| p.key.clone())),
+            );
+        }
+        for key in consider {
+            let Some(record) = installed.plugins.get(&key) else {
+                continue;
+            };
+            let was_enabled = current.as_ref().is_some_and(|d| {
+                d.profiles
+                    .get(profile)
+                    .is_some_and(|s| s.enabled.contains(&key))
+            });
+            let targeted = profile == &cx.profile && change.grants.targets.contains(&key);
+            let updated = diffs.contains_key(&key);
+            let declared = consent_step::declared(&store.path_of(&record.store_key));
+            let granted = if was_enabled && !updated && !targeted {
+                crate::consent::capabilities::read(&state.text, &key)
+                    .map(|g| g.granted)
+                    .unwrap_or_default()
+            } else {
+                let (text, granted) = consent_step::capabilities_for(
+                    profile,
+                    &key,
+                    &state.text,
+                    &declared.capabilities,
+                    cap_changes(&key, true).as_ref(),
+                    &cap_changes(&key, false).unwrap_or_default(),
+                    targeted.then_some(&change.grants),
+                    prompter,
+                    feedback,
+                    &mut decisions,
+                )?;
+                state.text = text;
+                granted
+            };
+            if targeted && !was_enabled && selection.enabled.contains(&key) {
+                consent_step::environment(
+                    profile,
+                    &key,
+                    &cx.layout.home.join(".env"),
+                    &declared,
+                    prompter,
+                    feedback,
+                    &mut decisions,
+                )?;
+            }
+            if selection.enabled.contains(&key) && !granted.is_empty() {
+                selection
+                    .grants
+                    .insert(key.clone(), granted.into_iter().collect());
+            }
+        }
+    }
+
     let plugins: Vec<GenPlugin> = keys
         .iter()
         .filter_map(|k| installed.plugins.get(k))
@@ -239,8 +346,8 @@ pub fn apply(
         })
         .collect();
     let digest = inputs_digest(cx, &plugins, &selections);
-    let current = current_doc(cx);
     let previous = publish::current_number(&cx.layout);
+    let env_path = cx.layout.home.join(".env");
 
     let file_edits = |tx: &mut Transaction| -> Result<(), ManagerError> {
         for state in states.values() {
@@ -252,6 +359,9 @@ pub fn apply(
         }
         if let Some(new) = &change.installed {
             tx.edit_file(&cx.layout.installed(), new.to_json().as_bytes())?;
+        }
+        if let Some(text) = &decisions.env_text {
+            tx.edit_file_mode(&env_path, text.as_bytes(), Some(0o600))?;
         }
         Ok(())
     };
@@ -266,6 +376,7 @@ pub fn apply(
         let mut tx = Transaction::begin_switch(&cx.layout, &change.operation, previous)?;
         file_edits(&mut tx)?;
         tx.commit()?;
+        audit::append(&cx.layout.pm.join("audit.log"), &decisions.audit)?;
         return Ok(Applied {
             generation: previous,
             previous,
@@ -276,7 +387,6 @@ pub fn apply(
     }
 
     // 4. Resolve: core + every enabled plugin, preferring the current lock.
-    let store = Store::open(cx.layout.store())?;
     let mut plugin_inputs = Vec::new();
     for p in &plugins {
         let dir = store.path_of(&p.store_key);
@@ -327,7 +437,16 @@ pub fn apply(
         })
         .unwrap_or_default();
     let mut asks = Vec::new();
+    let surface_consented: BTreeSet<&str> = plugins
+        .iter()
+        .filter(|p| diffs.contains_key(&p.key))
+        .map(|p| p.name.as_str())
+        .collect();
     for p in &plugin_inputs {
+        if surface_consented.contains(p.name.as_str()) {
+            // Its dependency additions were part of the surface it was accepted with.
+            continue;
+        }
         let label = inputs::Source::Plugin(p.name.clone()).label();
         let before = old_inputs.get(&label).cloned().unwrap_or_default();
         let added: Vec<String> = p
@@ -364,6 +483,21 @@ pub fn apply(
             DepsConsent::No => false,
             DepsConsent::Ask => prompter.confirm(&text, "Install these dependencies?"),
         };
+        if granted {
+            for (name, added, _) in &asks {
+                decisions.audit.push(audit::AuditEntry {
+                    time: audit::now(),
+                    profile: cx.profile.clone(),
+                    plugin: name.clone(),
+                    action: "deps".into(),
+                    items: added.clone(),
+                    by: match change.deps {
+                        DepsConsent::Yes => "--yes-deps".into(),
+                        _ => "prompt".into(),
+                    },
+                });
+            }
+        }
         if !granted {
             return Err(ManagerError::Refused(format!(
                 "{}dependency consent not given for {}: nothing was changed (pass --yes-deps to consent in advance)",
@@ -434,6 +568,7 @@ pub fn apply(
         return Err(e);
     }
     tx.commit()?;
+    audit::append(&cx.layout.pm.join("audit.log"), &decisions.audit)?;
     tracing::debug!("published in {:?}", started.elapsed());
     let changes = match &current {
         Some(old) => {

@@ -4,8 +4,10 @@
 use std::path::Path;
 
 use super::apply::{self, Applied, Change, SelectionEdit};
+use super::consent_step::GrantFlags;
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::check;
+use crate::consent::surface::{Surface, SurfaceDiff};
 use crate::diag::Severity;
 use crate::package::{self, Content, Mode};
 use crate::source::{self, Fetched, SourceSpec};
@@ -25,6 +27,12 @@ pub struct InstallRequest {
     pub deps: DepsConsent,
     /// `--force`: install despite validation errors (never despite a `dangerous` verdict).
     pub force: bool,
+    /// `--grant` / `--allow-tool-override` (granted) and `--no-allow-tool-override` (revoked).
+    pub grant: Vec<String>,
+    /// Capabilities revoked by flag.
+    pub revoke: Vec<String>,
+    /// `--yes`: accept what a replacement adds to an active plugin's surface.
+    pub yes: bool,
 }
 
 /// What `install` did.
@@ -193,6 +201,20 @@ pub fn install(
             request.spec.display()
         ));
     }
+    if let Ok(surface) = Surface::of(&Store::open(cx.layout.store())?.path_of(&plugin.store_key))
+        && !surface.requires_auth.is_empty()
+    {
+        feedback.note(&format!(
+            "`{}` requires sign-in with: {}",
+            plugin.key,
+            surface
+                .requires_auth
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let mut installed = Installed::read(&cx.layout.installed())
         .map_err(|e| ManagerError::Environment(e.to_string()))?;
     let key = plugin.key.clone();
@@ -221,6 +243,16 @@ pub fn install(
             edits,
             installed: Some(installed),
             deps: request.deps,
+            grants: GrantFlags {
+                targets: if enable {
+                    vec![key.clone()]
+                } else {
+                    Vec::new()
+                },
+                grant: request.grant.clone(),
+                revoke: request.revoke.clone(),
+            },
+            accept_surface: request.yes,
         },
         prompter,
         feedback,
@@ -245,6 +277,9 @@ pub struct UpdateItem {
     pub from: Option<String>,
     /// Commit after.
     pub to: Option<String>,
+    /// What the new version adds and removes (CAP-7), when it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub surface: Option<crate::consent::surface::SurfaceDiff>,
 }
 
 /// `update [NAME]...`: re-fetch each plugin from its recorded source (the tracked branch, the
@@ -254,7 +289,8 @@ pub fn update(
     cx: &Context,
     names: &[String],
     dry_run: bool,
-    deps: DepsConsent,
+    yes: bool,
+    grants: &GrantFlags,
     prompter: &mut dyn Prompter,
     feedback: &mut dyn Feedback,
 ) -> Result<(Vec<UpdateItem>, Option<Applied>), ManagerError> {
@@ -289,6 +325,7 @@ pub fn update(
                 status: "pinned".into(),
                 from: old.source.commit.clone(),
                 to: old.source.commit.clone(),
+                surface: None,
             });
             continue;
         }
@@ -306,11 +343,22 @@ pub fn update(
         } else {
             "updated"
         };
+        let surface = (new.tree != old.tree).then(|| {
+            let store = Store::open(cx.layout.store()).ok();
+            let of = |k: &str| {
+                store
+                    .as_ref()
+                    .and_then(|s| Surface::of(&s.path_of(k)).ok())
+                    .unwrap_or_default()
+            };
+            SurfaceDiff::between(&of(&old.store_key), &of(&new.store_key))
+        });
         items.push(UpdateItem {
             key: key.clone(),
             status: status.into(),
             from: old.source.commit.clone(),
             to: new.source.commit.clone(),
+            surface,
         });
         if new.tree != old.tree {
             changed = true;
@@ -337,7 +385,13 @@ pub fn update(
             ),
             edits: Vec::new(),
             installed: Some(installed),
-            deps,
+            deps: if yes {
+                DepsConsent::Yes
+            } else {
+                DepsConsent::Ask
+            },
+            grants: grants.clone(),
+            accept_surface: yes,
         },
         prompter,
         feedback,
@@ -382,6 +436,8 @@ pub fn remove(
             edits,
             installed: Some(installed),
             deps: DepsConsent::Yes,
+            grants: GrantFlags::default(),
+            accept_surface: true,
         },
         prompter,
         feedback,

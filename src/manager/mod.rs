@@ -10,6 +10,7 @@
 //! transaction.
 
 pub mod apply;
+pub mod consent_step;
 pub mod install;
 pub mod query;
 
@@ -33,21 +34,7 @@ pub enum DepsConsent {
     Ask,
 }
 
-/// Asks the user yes/no questions; tests script the answers.
-pub trait Prompter {
-    /// Shows `text` and asks `question`; default answer is no.
-    fn confirm(&mut self, text: &str, question: &str) -> bool;
-}
-
-/// A prompter for non-interactive sessions: says no to everything.
-#[derive(Debug, Default)]
-pub struct NoInput;
-
-impl Prompter for NoInput {
-    fn confirm(&mut self, _text: &str, _question: &str) -> bool {
-        false
-    }
-}
+pub use crate::consent::prompt::{NoInput, Prompter};
 
 /// Where progress and notes go (stderr in the CLI; silent with `--json`).
 pub trait Feedback {

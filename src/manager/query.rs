@@ -76,12 +76,22 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
                     .is_some_and(|s| s.enabled.contains(&p.key))
             });
             let text = match (selected, published) {
-                (true, true) => "enabled",
-                (false, false) => "disabled",
-                (true, false) => "enabled (pending sync)",
-                (false, true) => "disabled (pending sync)",
+                (true, true) => "enabled".to_string(),
+                (false, false) => "disabled".to_string(),
+                (true, false) => "enabled (pending sync)".to_string(),
+                (false, true) => "disabled (pending sync)".to_string(),
             };
-            status.insert(profile.name.clone(), text.to_string());
+            let missing = if selected {
+                missing_env(cx, &p.store_key)
+            } else {
+                Vec::new()
+            };
+            let text = if missing.is_empty() {
+                text
+            } else {
+                format!("disabled (missing: {})", missing.join(", "))
+            };
+            status.insert(profile.name.clone(), text);
         }
         let (tools, hooks) = counts(&store, &p.store_key);
         rows.push(ListRow {
@@ -159,9 +169,15 @@ pub fn show(cx: &Context, name: &str) -> Result<Value, ManagerError> {
                 .collect()
         })
         .unwrap_or_default();
+    let caps = capabilities(cx, &p.key)?;
+    let missing = missing_env(cx, &p.store_key);
     Ok(json!({
         "plugin": p,
         "store_path": dir,
+        "capabilities": caps["capabilities"],
+        "consent": caps["consent"],
+        "requires_env": { "missing": missing },
+        "status": if missing.is_empty() { None } else { Some(format!("disabled (missing: {})", missing.join(", "))) },
         "manifest": manifest,
         "enabled_in": active_in,
         "dependencies": { "declared": p.requirements, "installed": locked },
@@ -194,6 +210,11 @@ pub fn env(cx: &Context) -> Result<Value, ManagerError> {
             "granted_capabilities": selection.grants.get(key).cloned().unwrap_or_default(),
             "reviewed": p.source.reviewed,
         });
+        let missing = missing_env(cx, &p.store_key);
+        if !missing.is_empty() {
+            entry["load"] = json!(false);
+            entry["missing_env"] = json!(missing);
+        }
         if p.kind == "portable" {
             let data = cx.layout.plugin_data(&p.key);
             let mut servers = Vec::new();
@@ -388,4 +409,55 @@ pub fn collect_garbage(cx: &Context, keep: usize) -> Result<GcReport, ManagerErr
         .map(|p| p.store_key.clone())
         .collect();
     Ok(gc::collect(&cx.layout, keep, &trees)?)
+}
+
+/// Missing `requires_env` variables of a plugin (neither in the process environment nor in
+/// `<home>/.env`).
+pub fn missing_env(cx: &Context, store_key: &str) -> Vec<String> {
+    let store = match Store::open(cx.layout.store()) {
+        Ok(s) => s,
+        Err(_) => return Vec::new(),
+    };
+    let declared = super::consent_step::declared(&store.path_of(store_key));
+    let file = std::fs::read_to_string(cx.layout.home.join(".env")).unwrap_or_default();
+    let known = crate::consent::env_file::parse(&file);
+    declared
+        .env
+        .iter()
+        .map(|(n, ..)| n.clone())
+        .filter(|n| std::env::var_os(n).is_none() && !known.contains_key(n))
+        .collect()
+}
+
+/// `capabilities NAME`: each declared (or granted) capability with its risk and whether the
+/// profile granted it, plus the consent record.
+pub fn capabilities(cx: &Context, name: &str) -> Result<Value, ManagerError> {
+    let installed = installed(cx)?;
+    let p = installed
+        .find(name)
+        .ok_or_else(|| ManagerError::Usage(format!("`{name}` is not installed")))?;
+    let store = Store::open(cx.layout.store())?;
+    let declared = super::consent_step::declared(&store.path_of(&p.store_key)).capabilities;
+    let text = std::fs::read_to_string(cx.config_path(&cx.profile)).unwrap_or_default();
+    let grants = crate::consent::capabilities::read(&text, &p.key)
+        .map_err(|e| ManagerError::Refused(e.to_string()))?;
+    let ids: BTreeSet<String> = declared.union(&grants.granted).cloned().collect();
+    let rows: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            json!({
+                "id": id,
+                "declared": declared.contains(id),
+                "granted": grants.granted.contains(id),
+                "risk": crate::known::capability(id).map(|c| c.risk).unwrap_or("unknown capability (ignored by Hermes)"),
+            })
+        })
+        .collect();
+    Ok(json!({
+        "plugin": p.key,
+        "profile": cx.profile,
+        "capabilities": rows,
+        "consent": { "hash": grants.hash, "granted_at": grants.granted_at },
+        "note": crate::consent::prompt::NOT_A_SANDBOX,
+    }))
 }

@@ -128,6 +128,12 @@ impl Installed {
 /// fsync of the directory. The file's permissions are kept when it already exists; a new file
 /// gets `0644`.
 pub fn write_atomically(path: &Path, text: &[u8]) -> std::io::Result<()> {
+    write_atomically_mode(path, text, None)
+}
+
+/// Like [`write_atomically`], with the file's mode forced to `mode` when given (`0600` for
+/// `.env`); the temporary file has that mode from its creation.
+pub fn write_atomically_mode(path: &Path, text: &[u8], mode: Option<u32>) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -136,11 +142,13 @@ pub fn write_atomically(path: &Path, text: &[u8]) -> std::io::Result<()> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".hermes-plugins-")
         .tempfile_in(dir)?;
-    tmp.write_all(text)?;
-    let permissions = match std::fs::metadata(path) {
-        Ok(meta) => meta.permissions(),
-        Err(_) => std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    let permissions = match (mode, std::fs::metadata(path)) {
+        (Some(m), _) => std::os::unix::fs::PermissionsExt::from_mode(m),
+        (None, Ok(meta)) => meta.permissions(),
+        (None, Err(_)) => std::os::unix::fs::PermissionsExt::from_mode(0o644),
     };
+    tmp.as_file().set_permissions(permissions.clone())?;
+    tmp.write_all(text)?;
     tmp.as_file().set_permissions(permissions)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;

@@ -1,8 +1,11 @@
 //! Surgical edits of a profile `config.yaml`.
 //!
 //! Hermes keeps a profile's plugin selection in `plugins.enabled` and `plugins.disabled` of
-//! its `config.yaml`, a file people write by hand. This module adds names to and removes
-//! names from those two lists while leaving every other byte exactly as written: comments,
+//! its `config.yaml`, a file people write by hand, and per-plugin settings under
+//! `plugins.entries.<plugin id>`. This module adds names to and removes names from the two
+//! lists ([`apply`], [`enable`], [`disable`], [`forget`]) and sets, removes and reads entry
+//! settings ([`set_entry`], [`remove_entry`], [`read_entry`]; see the `entries` submodule for
+//! their rules) while leaving every other byte exactly as written: comments,
 //! key order, quoting, indentation, other keys, the trailing newline (or its absence) and
 //! CRLF line endings all survive. The file is never re-serialised.
 //!
@@ -37,7 +40,11 @@ use std::fmt;
 
 use serde_json::Value as J;
 
-use crate::located::{Dialect, Limits, Node, Pos, Value, yaml};
+use crate::located::{Dialect, Limits, Node, ParseNote, Pos, Value, yaml};
+
+mod entries;
+
+pub use entries::{EntryValue, read_entry, remove_entry, set_entry};
 
 /// Parser limits: generous, a config file is the user's own.
 const LIMITS: Limits = Limits {
@@ -151,6 +158,14 @@ pub enum EditError {
     /// An empty plugin name was given.
     #[error("a plugin name must not be empty")]
     EmptyName,
+    /// A value to write cannot be written as given (a mapping naming one key twice).
+    #[error("cannot write {path}: {detail}")]
+    InvalidValue {
+        /// The dotted path of the value.
+        path: String,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// The edited text failed the after-edit verification; nothing was written.
     #[error("refusing to edit config.yaml: {detail} (this is a bug; please edit it by hand)")]
     SelfCheck {
@@ -349,12 +364,44 @@ struct FlowSeq {
     items: Vec<(usize, usize)>,
 }
 
+impl FlowSeq {
+    /// The edit appending `item` after the last item (or filling empty brackets), reusing the
+    /// collection's own separator when it is a one-line comma.
+    fn append(&self, text: &str, item: String) -> Edit {
+        let Some(&(_, last_end)) = self.items.last() else {
+            let inner = &text[self.open + 1..self.close];
+            return if inner.trim().is_empty() {
+                Edit {
+                    start: self.open + 1,
+                    end: self.close,
+                    with: item,
+                }
+            } else {
+                Edit::insert(self.open + 1, item)
+            };
+        };
+        let sep = match self.items.as_slice() {
+            [(_, end0), (start1, _), ..] => {
+                let s = &text[*end0..*start1];
+                if s.trim() == "," && !s.contains('\n') {
+                    s
+                } else {
+                    ", "
+                }
+            }
+            _ => ", ",
+        };
+        Edit::insert(last_end, format!("{sep}{item}"))
+    }
+}
+
 /// A parsed document with its line table.
 struct Doc<'t> {
     text: &'t str,
     lines: Vec<Line>,
     nl: &'static str,
     root: Node,
+    notes: Vec<ParseNote>,
 }
 
 fn spaces(n: usize) -> String {
@@ -412,6 +459,7 @@ impl<'t> Doc<'t> {
             lines,
             nl: nl.unwrap_or("\n"),
             root: parsed.root,
+            notes: parsed.notes,
         })
     }
 
@@ -967,30 +1015,7 @@ impl<'t> Doc<'t> {
         }
         let name = render_name(change.name);
         if change.present {
-            let Some(&(_, last_end)) = seq.items.last() else {
-                let inner = &self.text[seq.open + 1..seq.close];
-                return Ok(vec![if inner.trim().is_empty() {
-                    Edit {
-                        start: seq.open + 1,
-                        end: seq.close,
-                        with: name,
-                    }
-                } else {
-                    Edit::insert(seq.open + 1, name)
-                }]);
-            };
-            let sep = match seq.items.as_slice() {
-                [(_, end0), (start1, _), ..] => {
-                    let s = &self.text[*end0..*start1];
-                    if s.trim() == "," && !s.contains('\n') {
-                        s
-                    } else {
-                        ", "
-                    }
-                }
-                _ => ", ",
-            };
-            return Ok(vec![Edit::insert(last_end, format!("{sep}{name}"))]);
+            return Ok(vec![seq.append(self.text, name)]);
         }
         let doomed: Vec<bool> = items.iter().map(|n| names_match(n, change.name)).collect();
         let Some(last_kept) = doomed.iter().rposition(|d| !d) else {
@@ -1049,6 +1074,12 @@ impl<'t> Doc<'t> {
             format!("{}{}:", spaces(indent + unit), change.list.key()),
             SeqStyle::indented(unit).item_line(indent + unit, change.name),
         ];
+        self.append_lines(&lines)
+    }
+
+    /// Appends whole lines at the end of the document (before a `...` end marker), each
+    /// ended by the file's line break.
+    fn append_lines(&self, lines: &[String]) -> Edit {
         let end_marker = (0..self.lines.len()).find(|&i| {
             self.line_text(i)
                 .strip_prefix("...")
@@ -1065,7 +1096,7 @@ impl<'t> Doc<'t> {
             }
         };
         for line in lines {
-            with.push_str(&line);
+            with.push_str(line);
             with.push_str(self.nl);
         }
         Edit::insert(at, with)

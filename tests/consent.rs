@@ -1,0 +1,448 @@
+//! Consent (CAP-2…CAP-10) end to end: capabilities granted once and only by flag or prompt,
+//! surface additions refused without `--yes`, only added capabilities asked on update,
+//! `requires_auth` additions, `requires_env` values into `.env`, the audit log. Interactive
+//! cases run the binary on a real pseudo-terminal (`tests/common/pty_drive.py`).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command as StdCommand;
+
+use common::world::*;
+use common::{read_json, repo};
+use serde_json::Value;
+
+/// A plugin's files: manifest fields given as YAML lines.
+fn files(name: &str, version: &str, manifest_extra: &str, tools: &[&str]) -> Vec<(String, String)> {
+    let registrations: String = tools
+        .iter()
+        .map(|t| format!("    ctx.register_tool(name=\"{t}\", schema={{}}, handler=_tool)\n"))
+        .collect();
+    let provides: String = tools.iter().map(|t| format!("  - {t}\n")).collect();
+    vec![
+        (
+            "plugin.yaml".into(),
+            format!(
+                "name: {name}\nversion: {version}\ndescription: consent test\nmanifest_version: 2\nprovides_tools:\n{provides}{manifest_extra}"
+            ),
+        ),
+        (
+            "__init__.py".into(),
+            format!(
+                "def _tool(**kwargs):\n    return 1\n\ndef register(ctx):\n{registrations}    return None\n"
+            ),
+        ),
+    ]
+}
+
+fn repo_with(w: &World, name: &str, files: &[(String, String)]) -> std::path::PathBuf {
+    let dir = w.tmp.path().join(format!("{name}-repo"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let repo = git2::Repository::init(&dir).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    commit(&dir, files, "v1");
+    dir
+}
+
+fn config(w: &World) -> String {
+    std::fs::read_to_string(w.home.join("config.yaml")).unwrap_or_default()
+}
+
+fn audit(w: &World) -> Vec<Value> {
+    std::fs::read_to_string(w.pm().join("audit.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Runs the binary on a pseudo-terminal, answering prompts in order.
+fn interactive(w: &World, args: &[&str], answers: &[(&str, &str)]) -> (i32, String) {
+    let mut command = vec![env!("CARGO_BIN_EXE_hermes-plugins").to_string()];
+    command.extend(args.iter().map(|a| a.to_string()));
+    let answers: Vec<[&str; 2]> = answers.iter().map(|(a, b)| [*a, *b]).collect();
+    let out = StdCommand::new("python3")
+        .arg(repo().join("tests/common/pty_drive.py"))
+        .arg(serde_json::to_string(&command).unwrap())
+        .arg(serde_json::to_string(&answers).unwrap())
+        .env("HERMES_HOME", &w.home)
+        .env("HERMES_PLUGINS_NOW", NOW)
+        .env("HERMES_PLUGINS_INDEX_URL", w.index.url())
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("NO_COLOR", "1")
+        .env_remove("HERMES_PLUGINS_CORE")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn capabilities_are_off_until_granted_by_flag() {
+    let w = World::new();
+    let dir = repo_with(
+        &w,
+        "weather",
+        &files(
+            "weather",
+            "1.0.0",
+            "capabilities:\n  - tools.override\n",
+            &["forecast"],
+        ),
+    );
+    // Non-interactive, no flags: enabled, capability off, the message names the flag.
+    let (code, _, err) = w.run(&["install", &file_url(&dir), "--enable"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("--grant tools.override"), "{err}");
+    let env = w.json(&["env"]);
+    assert_eq!(
+        env["plugins"][0]["granted_capabilities"],
+        serde_json::json!([])
+    );
+    assert!(
+        !config(&w).contains("allow_tool_override"),
+        "{}",
+        config(&w)
+    );
+
+    // Granted by flag: config (list, consent record, legacy key) and generation agree.
+    let out = w.json(&["capabilities", "weather", "--grant", "tools.override"]);
+    assert_eq!(out["generation"]["published"], true);
+    let text = config(&w);
+    assert!(
+        text.contains("granted_capabilities:\n        - tools.override"),
+        "{text}"
+    );
+    assert!(text.contains("allow_tool_override: true"), "{text}");
+    assert!(text.contains("capabilities_consent:"), "{text}");
+    let env = w.json(&["env"]);
+    assert_eq!(
+        env["plugins"][0]["granted_capabilities"],
+        serde_json::json!(["tools.override"])
+    );
+    let shown = w.json(&["capabilities", "weather"]);
+    assert_eq!(shown["capabilities"][0]["granted"], true);
+
+    // Revoked: off again, legacy key gone; both decisions audited.
+    w.ok(&["capabilities", "weather", "--revoke", "tools.override"]);
+    assert!(
+        !config(&w).contains("allow_tool_override"),
+        "{}",
+        config(&w)
+    );
+    let env = w.json(&["env"]);
+    assert_eq!(
+        env["plugins"][0]["granted_capabilities"],
+        serde_json::json!([])
+    );
+    let actions: Vec<(String, String)> = audit(&w)
+        .iter()
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap().into(),
+                e["by"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(
+        actions.contains(&("grant".into(), "--grant".into())),
+        "{actions:?}"
+    );
+    assert!(
+        actions.contains(&("revoke".into(), "--revoke".into())),
+        "{actions:?}"
+    );
+    let shown = w.json(&["show", "weather", "--audit"]);
+    assert!(shown["audit"].as_array().unwrap().len() >= 2);
+
+    // Unknown capability ids are a usage error.
+    assert_eq!(
+        w.run(&["capabilities", "weather", "--grant", "root.everything"])
+            .0,
+        Some(2)
+    );
+}
+
+#[test]
+fn update_additions_need_yes() {
+    let w = World::new();
+    let dir = repo_with(
+        &w,
+        "news",
+        &files(
+            "news",
+            "1.0.0",
+            "python_dependencies:\n  - \"newslib>=1\"\n",
+            &["headlines"],
+        ),
+    );
+    w.ok(&["install", &file_url(&dir), "--enable", "--yes-deps"]);
+    // v2 adds a tool, a hook and a dependency.
+    let mut v2 = files(
+        "news",
+        "2.0.0",
+        "provides_hooks:\n  - on_session_start\npython_dependencies:\n  - \"newslib>=1\"\n  - \"colorlib>=1\"\n",
+        &["headlines", "summaries"],
+    );
+    v2[1]
+        .1
+        .push_str("\ndef _hook(**kwargs):\n    return None\n");
+    commit(&dir, &v2, "v2");
+    let config_before = config(&w);
+    let current_before = w.current();
+
+    let (code, out, err) = w.run(&["update", "news"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    for expected in [
+        "+ tool summaries",
+        "+ hook on_session_start",
+        "+ dependency colorlib>=1",
+        "--yes",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in:\n{err}");
+    }
+    assert_eq!(w.current(), current_before);
+    assert_eq!(config(&w), config_before);
+
+    // --dry-run shows the same diff, changes nothing.
+    let dry = w.json(&["update", "news", "--dry-run"]);
+    assert_eq!(dry["plugins"][0]["status"], "would-update");
+    let added: Vec<String> = dry["plugins"][0]["surface"]["added"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["kind"].as_str().unwrap(),
+                c["item"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        added,
+        [
+            "tool summaries",
+            "hook on_session_start",
+            "dependency colorlib>=1"
+        ]
+    );
+
+    let applied = w.json(&["update", "news", "--yes"]);
+    assert_eq!(applied["plugins"][0]["status"], "updated");
+    assert_ne!(w.current(), current_before);
+    let log = audit(&w);
+    let update = log
+        .iter()
+        .find(|e| e["action"] == "update")
+        .expect("audited");
+    assert_eq!(update["by"], "--yes");
+    assert!(
+        update["items"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("tool summaries"))
+    );
+}
+
+#[test]
+fn repin_adding_requires_auth_asks_first() {
+    let w = World::new();
+    let dir = repo_with(&w, "codex", &files("codex", "1.0.0", "", &["ask"]));
+    let c1 = git2::Repository::open(&dir)
+        .unwrap()
+        .head()
+        .unwrap()
+        .peel_to_commit()
+        .unwrap()
+        .id()
+        .to_string();
+    let catalog = w.tmp.path().join("catalog");
+    std::fs::create_dir_all(&catalog).unwrap();
+    let entry = |sha: &str| {
+        format!(
+            "name: codex\nrepo: {}\nsha: {sha}\nmaintainer: x\n",
+            file_url(&dir)
+        )
+    };
+    std::fs::write(catalog.join("codex.yaml"), entry(&c1)).unwrap();
+    let cat = catalog.to_str().unwrap();
+    w.ok(&["install", "codex", "--catalog", cat, "--enable"]);
+    let c2 = commit(
+        &dir,
+        &files(
+            "codex",
+            "1.1.0",
+            "requires_auth:\n  - openai-codex\n",
+            &["ask"],
+        ),
+        "auth",
+    );
+    std::fs::write(catalog.join("codex.yaml"), entry(&c2)).unwrap();
+    let (code, _, err) = w.run(&["update", "codex", "--catalog", cat]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("+ requires_auth openai-codex"), "{err}");
+    // Interactive: asked, answered yes, re-pinned.
+    let (code, transcript) = interactive(
+        &w,
+        &["update", "codex", "--catalog", cat],
+        &[("Accept these additions?", "y")],
+    );
+    assert_eq!(code, 0, "{transcript}");
+    assert!(
+        transcript.contains("requires_auth openai-codex"),
+        "{transcript}"
+    );
+    assert_eq!(
+        w.json(&["show", "codex"])["plugin"]["source"]["catalog"]["sha"],
+        c2
+    );
+}
+
+#[test]
+fn interactive_update_asks_only_for_added_capabilities() {
+    let w = World::new();
+    let dir = repo_with(
+        &w,
+        "llm",
+        &files(
+            "llm",
+            "1.0.0",
+            "capabilities:\n  - tools.override\n",
+            &["route"],
+        ),
+    );
+    w.ok(&[
+        "install",
+        &file_url(&dir),
+        "--enable",
+        "--grant",
+        "tools.override",
+    ]);
+    commit(
+        &dir,
+        &files(
+            "llm",
+            "2.0.0",
+            "capabilities:\n  - tools.override\n  - llm.model_override\n",
+            &["route"],
+        ),
+        "v2",
+    );
+    let (code, transcript) = interactive(
+        &w,
+        &["update", "llm"],
+        &[
+            ("Accept these additions?", "y"),
+            ("Grant llm.model_override?", "y"),
+        ],
+    );
+    assert_eq!(code, 0, "{transcript}");
+    assert!(
+        !transcript.contains("Grant tools.override?"),
+        "{transcript}"
+    );
+    assert!(transcript.contains("not a sandbox"), "{transcript}");
+    let env = w.json(&["env"]);
+    assert_eq!(
+        env["plugins"][0]["granted_capabilities"],
+        serde_json::json!(["llm.model_override", "tools.override"])
+    );
+    let text = config(&w);
+    assert!(text.contains("allow_model_override: true"), "{text}");
+}
+
+#[test]
+fn requires_env_prompted_hidden_or_listed() {
+    let w = World::new();
+    let extra = "requires_env:\n  - name: WEATHER_TOKEN\n    description: API token\n    url: https://example.org/token\n    secret: true\n";
+    let dir = repo_with(
+        &w,
+        "weather",
+        &files("weather", "1.0.0", extra, &["forecast"]),
+    );
+    // Non-interactive: enabled but reported disabled (missing: …).
+    let (code, _, err) = w.run(&["install", &file_url(&dir), "--enable"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("missing: WEATHER_TOKEN"), "{err}");
+    let listed = w.json(&["list"]);
+    assert_eq!(
+        listed["plugins"][0]["status"]["default"],
+        "disabled (missing: WEATHER_TOKEN)"
+    );
+    let env = w.json(&["env"]);
+    assert_eq!(env["plugins"][0]["load"], false);
+    assert_eq!(
+        env["plugins"][0]["missing_env"],
+        serde_json::json!(["WEATHER_TOKEN"])
+    );
+
+    // Interactive enable (after a disable) asks with the description and URL, input hidden.
+    w.ok(&["disable", "weather"]);
+    std::fs::write(w.home.join(".env"), "# mine\nOTHER=1\n").unwrap();
+    let (code, transcript) = interactive(
+        &w,
+        &["enable", "weather"],
+        &[("WEATHER_TOKEN (hidden):", "s3cr3t-value")],
+    );
+    assert_eq!(code, 0, "{transcript}");
+    assert!(transcript.contains("API token"), "{transcript}");
+    assert!(
+        transcript.contains("https://example.org/token"),
+        "{transcript}"
+    );
+    assert!(
+        !transcript.contains("s3cr3t-value"),
+        "the secret was echoed:\n{transcript}"
+    );
+    let env_file = w.home.join(".env");
+    assert_eq!(
+        std::fs::read_to_string(&env_file).unwrap(),
+        "# mine\nOTHER=1\nWEATHER_TOKEN=s3cr3t-value\n"
+    );
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&env_file).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+    let listed = w.json(&["list"]);
+    assert_eq!(listed["plugins"][0]["status"]["default"], "enabled");
+    // The audit names the variable, never the value.
+    let log = std::fs::read_to_string(w.pm().join("audit.log")).unwrap();
+    assert!(
+        log.contains("WEATHER_TOKEN") && !log.contains("s3cr3t-value"),
+        "{log}"
+    );
+}
+
+#[test]
+fn generation_records_the_consent_snapshot() {
+    let w = World::new();
+    let dir = repo_with(
+        &w,
+        "gw",
+        &files(
+            "gw",
+            "1.0.0",
+            "capabilities:\n  - gateway.platform_actions\n  - made.up\n",
+            &["post"],
+        ),
+    );
+    let (code, _, err) = w.run(&[
+        "install",
+        &file_url(&dir),
+        "--enable",
+        "--grant",
+        "gateway.platform_actions",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("unknown capability `made.up`"), "{err}");
+    let doc: Value = read_json(&w.pm().join("current/generation.json"));
+    assert_eq!(
+        doc["profiles"]["default"]["grants"]["gw"],
+        serde_json::json!(["gateway.platform_actions"])
+    );
+    let _ = Path::new("");
+}
