@@ -159,3 +159,17 @@ pub fn fails(findings: &[Diagnostic], strict: bool) -> bool {
         .iter()
         .any(|d| d.severity == Severity::Error || (strict && d.severity == Severity::Warning))
 }
+
+/// Every check as a rule description, for renderers that list rules (SARIF).
+pub fn rules() -> Vec<crate::report::Rule> {
+    crate::diag::CheckId::ALL
+        .iter()
+        .map(|c| crate::report::Rule {
+            id: c.as_str(),
+            spec: c.spec(),
+            title: c.title(),
+            help: c.help(),
+            default_severity: c.default_severity().as_str(),
+        })
+        .collect()
+}

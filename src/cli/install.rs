@@ -38,6 +38,9 @@ pub struct InstallArgs {
     /// Accept what a replacement adds to an active plugin (tools, hooks, dependencies, …)
     #[arg(long)]
     pub yes: bool,
+    /// Install even if the catalog's removed.yaml lists it
+    #[arg(long)]
+    pub allow_removed: bool,
     /// Capability flags.
     #[command(flatten)]
     pub grants: manage::GrantArgs,
@@ -75,6 +78,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         grant,
         revoke,
         yes: args.yes,
+        allow_removed: args.allow_removed,
     };
     let outcome = if manage::interactive(global) {
         manager::install::install(&cx, &request, &mut TerminalPrompter, &mut feedback)

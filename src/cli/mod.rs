@@ -1,6 +1,7 @@
 //! The command line: argument definitions, global options, exit codes, and dispatch to one
 //! module per command. Commands compose library modules; they hold no business rules.
 
+pub mod catalog;
 pub mod completions;
 pub mod generations;
 pub mod inspect;
@@ -174,6 +175,10 @@ pub enum Command {
     Verify,
     /// Print what the agent needs to load the current generation
     Env,
+    /// Catalog reviewer tools: check entries, review a change, resolve every entry with core
+    Catalog(catalog::CatalogArgs),
+    /// Search the catalog by name, description, tags and tool names
+    Search(catalog::SearchArgs),
     /// Print a shell completion script
     Completions(completions::CompletionsArgs),
 }
@@ -234,6 +239,8 @@ pub fn main() -> ExitCode {
         Command::Generations(args) => generations::run(args, &cli.global),
         Command::Verify => inspect::verify(&cli.global),
         Command::Env => inspect::env(&cli.global),
+        Command::Catalog(args) => catalog::run(args, &cli.global),
+        Command::Search(args) => catalog::search(args, &cli.global),
         Command::Completions(args) => completions::run(args),
     };
     match result {

@@ -24,6 +24,9 @@ pub struct EnableArgs {
     /// Capability flags.
     #[command(flatten)]
     pub grants: manage::GrantArgs,
+    /// Enable even if the catalog's removed.yaml lists it
+    #[arg(long)]
+    pub allow_removed: bool,
     /// Environment options.
     #[command(flatten)]
     pub env: EnvArgs,
@@ -143,6 +146,18 @@ fn installed_key(cx: &manager::Context, name: &str) -> Result<String, CliError> 
 pub fn enable(args: &EnableArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let applied = run_change(&args.env, global, &format!("enable {}", args.name), |cx| {
         let key = installed_key(cx, &args.name)?;
+        let installed = crate::state::installed::Installed::read(&cx.layout.installed())
+            .map_err(|e| CliError::environment(e.to_string()))?;
+        if let Some(p) = installed.plugins.get(&key) {
+            manager::check_removed(
+                cx,
+                &p.name,
+                p.source.url.as_deref(),
+                args.allow_removed,
+                &mut StderrFeedback::new(global),
+            )
+            .map_err(|e| manage::failure(e, global))?;
+        }
         let (grant, revoke) = args.grants.split();
         Ok(Change {
             operation: format!("enable {key}"),

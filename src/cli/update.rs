@@ -29,6 +29,9 @@ pub struct UpdateArgs {
     /// Grant a capability the new version declares (repeatable)
     #[arg(long = "grant", value_name = "CAP")]
     pub grant: Vec<String>,
+    /// Update even if the catalog's removed.yaml lists it
+    #[arg(long)]
+    pub allow_removed: bool,
     /// Environment options.
     #[command(flatten)]
     pub env: EnvArgs,
@@ -48,26 +51,17 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         grant: args.grant.clone(),
         revoke: Vec::new(),
     };
+    let request = manager::install::UpdateRequest {
+        names: args.names.clone(),
+        dry_run: args.dry_run,
+        yes: args.yes,
+        grants,
+        allow_removed: args.allow_removed,
+    };
     let (items, applied) = if manage::interactive(global) {
-        manager::install::update(
-            &cx,
-            &args.names,
-            args.dry_run,
-            args.yes,
-            &grants,
-            &mut TerminalPrompter,
-            &mut feedback,
-        )
+        manager::install::update(&cx, &request, &mut TerminalPrompter, &mut feedback)
     } else {
-        manager::install::update(
-            &cx,
-            &args.names,
-            args.dry_run,
-            args.yes,
-            &grants,
-            &mut manager::NoInput,
-            &mut feedback,
-        )
+        manager::install::update(&cx, &request, &mut manager::NoInput, &mut feedback)
     }
     .map_err(|e| manage::failure(e, global))?;
     if global.json {

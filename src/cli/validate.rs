@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::check::probe::{ProbeOptions, ProbeResult};
 use crate::check::static_py::{RegKind, StaticAnalysis};
 use crate::check::{self, Outcome};
-use crate::diag::{CheckId, Diagnostic, Severity};
+use crate::diag::{Diagnostic, Severity};
 use crate::hermes_core::CoreLock;
 use crate::package::{self, Content, LoadedPackage, Mode};
 use crate::report::{
@@ -68,16 +68,7 @@ pub struct ValidateArgs {
 
 /// The rule descriptions for renderers.
 pub fn rules() -> Vec<Rule> {
-    CheckId::ALL
-        .iter()
-        .map(|c| Rule {
-            id: c.as_str(),
-            spec: c.spec(),
-            title: c.title(),
-            help: c.help(),
-            default_severity: c.default_severity().as_str(),
-        })
-        .collect()
+    crate::check::rules()
 }
 
 /// Runs `validate`.

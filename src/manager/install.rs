@@ -33,6 +33,8 @@ pub struct InstallRequest {
     pub revoke: Vec<String>,
     /// `--yes`: accept what a replacement adds to an active plugin's surface.
     pub yes: bool,
+    /// `--allow-removed`: install even if the catalog's kill list names it.
+    pub allow_removed: bool,
 }
 
 /// What `install` did.
@@ -194,6 +196,16 @@ pub fn install(
         request.force,
         feedback,
     )?;
+    super::check_removed(
+        cx,
+        &plugin.name,
+        plugin.source.url.as_deref(),
+        request.allow_removed,
+        feedback,
+    )?;
+    if plugin.key != plugin.name {
+        super::check_removed(cx, &plugin.key, None, request.allow_removed, feedback)?;
+    }
     if !plugin.source.reviewed {
         feedback.note(&format!(
             "`{}` comes from an unreviewed source ({}); its code has not been through catalog review",
@@ -282,18 +294,38 @@ pub struct UpdateItem {
     pub surface: Option<crate::consent::surface::SurfaceDiff>,
 }
 
+/// What `update` should do.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateRequest {
+    /// Plugins to update (all when empty).
+    pub names: Vec<String>,
+    /// Show what would change; change nothing.
+    pub dry_run: bool,
+    /// `--yes`: accept surface additions.
+    pub yes: bool,
+    /// Capability flags.
+    pub grants: GrantFlags,
+    /// `--allow-removed`.
+    pub allow_removed: bool,
+}
+
 /// `update [NAME]...`: re-fetch each plugin from its recorded source (the tracked branch, the
 /// catalog's current pin, or the local directory again), and publish everything that changed
 /// in one switch.
 pub fn update(
     cx: &Context,
-    names: &[String],
-    dry_run: bool,
-    yes: bool,
-    grants: &GrantFlags,
+    request: &UpdateRequest,
     prompter: &mut dyn Prompter,
     feedback: &mut dyn Feedback,
 ) -> Result<(Vec<UpdateItem>, Option<Applied>), ManagerError> {
+    let UpdateRequest {
+        names,
+        dry_run,
+        yes,
+        grants,
+        allow_removed,
+    } = request;
+    let (dry_run, yes, allow_removed) = (*dry_run, *yes, *allow_removed);
     let mut installed = Installed::read(&cx.layout.installed())
         .map_err(|e| ManagerError::Environment(e.to_string()))?;
     let keys: Vec<String> = if names.is_empty() {
@@ -330,6 +362,13 @@ pub fn update(
             continue;
         }
         let (mut new, _warnings) = fetch_and_store(cx, &old.source.spec, None, false, feedback)?;
+        super::check_removed(
+            cx,
+            &new.name,
+            new.source.url.as_deref(),
+            allow_removed,
+            feedback,
+        )?;
         if new.key != key {
             return Err(ManagerError::Refused(format!(
                 "`{key}` now calls itself `{}`; install it under its new name instead",

@@ -145,3 +145,45 @@ pub fn begin_writing(
     }
     Ok(lock)
 }
+
+/// The kill list (SRC-4): refuses a plugin the catalog's `removed.yaml` lists (by name or by
+/// normalised repository URL) unless `allow` (`--allow-removed`), which only warns.
+pub fn check_removed(
+    cx: &Context,
+    name: &str,
+    repo: Option<&str>,
+    allow: bool,
+    feedback: &mut dyn Feedback,
+) -> Result<(), ManagerError> {
+    let Some(dir) = &cx.fetch.catalog else {
+        return Ok(());
+    };
+    let path = dir.join("removed.yaml");
+    if !path.exists() {
+        return Ok(());
+    }
+    let (list, _) = crate::catalog::removed::load(&path);
+    let Some(hit) = crate::catalog::removed::blocked(&list, name, repo) else {
+        return Ok(());
+    };
+    let why = format!(
+        "`{name}` is on the catalog's removal list ({}{}{})",
+        path.display(),
+        hit.reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default(),
+        hit.date
+            .as_deref()
+            .map(|d| format!(", {d}"))
+            .unwrap_or_default()
+    );
+    if allow {
+        feedback.note(&format!("{why}; continuing because of --allow-removed"));
+        Ok(())
+    } else {
+        Err(ManagerError::Refused(format!(
+            "{why}; pass --allow-removed to use it anyway"
+        )))
+    }
+}

@@ -86,6 +86,42 @@ pub struct PackageReport {
     pub mcp_servers: Option<Vec<ServerReport>>,
 }
 
+impl PackageReport {
+    /// A report for something that is not a plugin package (a catalog entry, a review's
+    /// package summary): only path, names, format, findings and the verdict.
+    pub fn plain(
+        path: String,
+        key: String,
+        name: String,
+        format: &str,
+        accepted: bool,
+        ok: bool,
+        findings: Vec<Finding>,
+    ) -> PackageReport {
+        PackageReport {
+            path,
+            key,
+            name,
+            version: None,
+            format: format.to_string(),
+            kind: None,
+            accepted,
+            ok,
+            counts: Counts::of(&findings),
+            findings,
+            capabilities: None,
+            requires_auth: None,
+            python_dependencies: None,
+            registrations: None,
+            security: None,
+            probe: None,
+            skill_namespace: None,
+            skills: None,
+            mcp_servers: None,
+        }
+    }
+}
+
 /// Registrations found by static analysis of `register(ctx)`.
 #[derive(Debug, Clone, Serialize)]
 pub struct RegistrationsReport {

@@ -205,6 +205,120 @@ pub fn resolve(request: EngineRequest) -> Result<Resolved, EngineError> {
     on_uv_thread("resolve", move || resolve_async(request))
 }
 
+/// A job for a [`Batch`]: what to resolve and where to send the answer.
+type BatchJob = (
+    EngineRequest,
+    std::sync::mpsc::Sender<Result<Resolved, EngineError>>,
+);
+
+/// A resolver kept alive for many resolutions with the same interpreter, index and cutoffs:
+/// the index metadata fetched by one is reused by the next (catalog `resolve-all`, bisection).
+pub struct Batch {
+    jobs: Option<std::sync::mpsc::Sender<BatchJob>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Batch {
+    /// Opens the session on its own thread. `template` gives the interpreter, cache, index and
+    /// cutoffs every later request shares (its requirements are ignored).
+    pub fn start(template: &EngineRequest) -> Result<Batch, EngineError> {
+        initialise();
+        let (jobs, rx) = std::sync::mpsc::channel::<BatchJob>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), EngineError>>();
+        let template = template.clone();
+        let stack = uv_configuration::min_stack_size();
+        let thread = std::thread::Builder::new()
+            .name("hermes-plugins-batch".into())
+            .stack_size(stack)
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .thread_stack_size(stack)
+                    .build()
+                {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(other(e)));
+                        return;
+                    }
+                };
+                runtime.block_on(Box::pin(async move {
+                    let hasher = HashStrategy::None;
+                    let session = match Session::open(
+                        &template.python,
+                        &template.cache_dir,
+                        &template.index,
+                        &hasher,
+                    )
+                    .await
+                    {
+                        Ok(s) => s,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    let exclude_newer = exclude_newer_of(&template.cutoffs);
+                    let state = SharedState::default();
+                    let in_memory_index = state.index().clone();
+                    let dispatch = session.dispatch(state, exclude_newer.clone());
+                    let _ = ready_tx.send(Ok(()));
+                    while let Ok((request, reply)) = rx.recv() {
+                        let result = resolve_in(
+                            &session,
+                            &dispatch,
+                            &in_memory_index,
+                            &exclude_newer,
+                            &request,
+                        )
+                        .await;
+                        let _ = reply.send(result);
+                    }
+                }));
+                runtime.shutdown_background();
+            })
+            .map_err(other)?;
+        ready_rx
+            .recv()
+            .unwrap_or_else(|_| Err(EngineError::Other("the batch resolver thread died".into())))?;
+        Ok(Batch {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
+    }
+
+    /// Resolves `requirements` with `preferences` in the shared session.
+    pub fn resolve(
+        &self,
+        requirements: Vec<Requirement<VerbatimUrl>>,
+        preferences: Vec<(PackageName, Version)>,
+        template: &EngineRequest,
+    ) -> Result<Resolved, EngineError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let request = EngineRequest {
+            requirements,
+            preferences,
+            ..template.clone()
+        };
+        self.jobs
+            .as_ref()
+            .ok_or_else(|| EngineError::Other("the batch resolver is closed".into()))?
+            .send((request, tx))
+            .map_err(|_| EngineError::Other("the batch resolver thread died".into()))?;
+        rx.recv()
+            .unwrap_or_else(|_| Err(EngineError::Other("the batch resolver thread died".into())))
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        self.jobs.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Runs `work` on a dedicated thread with the stack uv's resolver and installer need and a
 /// current-thread Tokio runtime (what every uv-facing operation runs on).
 pub fn on_uv_thread<T, F, W>(name: &str, work: W) -> Result<T, EngineError>
@@ -513,23 +627,45 @@ async fn resolve_async(request: EngineRequest) -> Result<Resolved, EngineError> 
     let hasher = HashStrategy::None;
     let session =
         Session::open(&request.python, &request.cache_dir, &request.index, &hasher).await?;
-    let python = session.python.clone();
-    let client = &session.client;
-    let concurrency = &session.concurrency;
-    let resolver_env = resolver_environment(&session.interpreter);
+    let exclude_newer = exclude_newer_of(&request.cutoffs);
+    let state = SharedState::default();
+    let in_memory_index = state.index().clone();
+    let build_dispatch = session.dispatch(state, exclude_newer.clone());
+    resolve_in(
+        &session,
+        &build_dispatch,
+        &in_memory_index,
+        &exclude_newer,
+        &request,
+    )
+    .await
+}
 
+fn exclude_newer_of(cutoffs: &BTreeMap<PackageName, jiff::Timestamp>) -> ExcludeNewer {
     let mut exclude_newer = ExcludeNewer::default();
-    for (name, cutoff) in &request.cutoffs {
+    for (name, cutoff) in cutoffs {
         exclude_newer.package.insert(
             name.clone(),
             ExcludeNewerOverride::Enabled(Box::new(ExcludeNewerValue::Absolute(*cutoff))),
         );
     }
+    exclude_newer
+}
 
-    let state = SharedState::default();
-    let in_memory_index = state.index().clone();
-    let build_dispatch = session.dispatch(state, exclude_newer.clone());
-
+/// One resolution inside an open session (its requirements and preferences from `request`;
+/// the session's cutoffs must be `request.cutoffs`).
+async fn resolve_in(
+    session: &Session,
+    build_dispatch: &BuildDispatch<'_>,
+    in_memory_index: &uv_resolver::InMemoryIndex,
+    exclude_newer: &ExcludeNewer,
+    request: &EngineRequest,
+) -> Result<Resolved, EngineError> {
+    let hasher = HashStrategy::None;
+    let python = session.python.clone();
+    let client = &session.client;
+    let concurrency = &session.concurrency;
+    let resolver_env = resolver_environment(&session.interpreter);
     let requirements = request
         .requirements
         .iter()
@@ -553,8 +689,8 @@ async fn resolve_async(request: EngineRequest) -> Result<Resolved, EngineError> 
         .build();
     match session
         .resolve(
-            &build_dispatch,
-            &in_memory_index,
+            build_dispatch,
+            in_memory_index,
             requirements,
             preferences,
             options,

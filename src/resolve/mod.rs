@@ -80,22 +80,83 @@ impl Request {
 
 /// Runs the resolution.
 pub fn run(request: &Request) -> Result<Outcome, Failure> {
-    let quarantine = match &request.core {
+    let quarantine = quarantine_of(request)?;
+    let labelled = request.labelled();
+    let engine_request = engine_request(request, &labelled, &quarantine);
+    finish(
+        request,
+        &labelled,
+        quarantine,
+        engine::resolve(engine_request),
+    )
+}
+
+/// Many resolutions sharing core, interpreter, index, quarantine and the index metadata
+/// fetched so far (catalog `resolve-all` and its bisection).
+pub struct BatchResolver {
+    base: Request,
+    quarantine: Quarantine,
+    template: EngineRequest,
+    batch: engine::Batch,
+}
+
+impl BatchResolver {
+    /// Starts the shared session; `base.plugins` is ignored.
+    pub fn start(base: &Request) -> Result<BatchResolver, Failure> {
+        let quarantine = quarantine_of(base)?;
+        let base = Request {
+            plugins: Vec::new(),
+            ..base.clone()
+        };
+        let template = engine_request(&base, &[], &quarantine);
+        let batch =
+            engine::Batch::start(&template).map_err(|e| Failure::Environment(e.to_string()))?;
+        Ok(BatchResolver {
+            base,
+            quarantine,
+            template,
+            batch,
+        })
+    }
+
+    /// Resolves core together with `plugins`.
+    pub fn run(&self, plugins: &[PluginInput]) -> Result<Outcome, Failure> {
+        let request = Request {
+            plugins: plugins.to_vec(),
+            ..self.base.clone()
+        };
+        let labelled = request.labelled();
+        let wanted = engine_request(&request, &labelled, &self.quarantine);
+        let result = self
+            .batch
+            .resolve(wanted.requirements, wanted.preferences, &self.template);
+        finish(&request, &labelled, self.quarantine.clone(), result)
+    }
+}
+
+fn quarantine_of(request: &Request) -> Result<Quarantine, Failure> {
+    match &request.core {
         Some(core) => Quarantine::compute(
             &core.lock,
             &core.project,
             request.quarantine_days,
             request.now,
         )
-        .map_err(Failure::Environment)?,
-        None => Quarantine {
+        .map_err(Failure::Environment),
+        None => Ok(Quarantine {
             days: request.quarantine_days,
             now: request.now,
             cutoffs: BTreeMap::new(),
             exempt: Vec::new(),
-        },
-    };
-    let labelled = request.labelled();
+        }),
+    }
+}
+
+fn engine_request(
+    request: &Request,
+    labelled: &[Labelled],
+    quarantine: &Quarantine,
+) -> EngineRequest {
     // Core's pins first (RES-2), then the previous lock's versions for everything else.
     let mut preferences: BTreeMap<PackageName, Version> = BTreeMap::new();
     if let Some(previous) = &request.previous {
@@ -112,7 +173,7 @@ pub fn run(request: &Request) -> Result<Outcome, Failure> {
             preferences.insert(name.clone(), locked.version.clone());
         }
     }
-    let engine_request = EngineRequest {
+    EngineRequest {
         python: request.python.clone(),
         cache_dir: request.cache_dir.clone(),
         index: request.index.clone(),
@@ -123,16 +184,24 @@ pub fn run(request: &Request) -> Result<Outcome, Failure> {
             .iter()
             .map(|(n, c)| (n.clone(), c.at))
             .collect(),
-    };
-    match engine::resolve(engine_request) {
+    }
+}
+
+fn finish(
+    request: &Request,
+    labelled: &[Labelled],
+    quarantine: Quarantine,
+    result: Result<Resolved, EngineError>,
+) -> Result<Outcome, Failure> {
+    match result {
         Ok(resolved) => Ok(Outcome {
-            lock: build_lock(request, &labelled, resolved),
+            lock: build_lock(request, labelled, resolved),
             quarantine,
         }),
         Err(EngineError::NoSolution(no)) => Err(Failure::Conflict(Box::new(conflict::explain(
             &no.packages,
             &no.listed,
-            &labelled,
+            labelled,
             &quarantine,
             &no.report,
             &no.hints,

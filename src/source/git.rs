@@ -47,14 +47,34 @@ fn other(e: git2::Error) -> GitError {
 /// Transfer progress: objects received and total.
 pub type Progress<'a> = &'a mut dyn FnMut(usize, usize);
 
+/// Applies `HERMES_PLUGINS_GIT_INSTEAD_OF` (`PREFIX=REPLACEMENT`, several separated by
+/// whitespace), like git's `url.<base>.insteadOf`: fetch `https://github.com/acme/x` from a
+/// mirror or a local directory while the catalog keeps the real URL.
+pub fn rewrite_url(url: &str) -> String {
+    let Ok(rules) = std::env::var("HERMES_PLUGINS_GIT_INSTEAD_OF") else {
+        return url.to_string();
+    };
+    for rule in rules.split_whitespace() {
+        if let Some((prefix, replacement)) = rule.split_once('=')
+            && !prefix.is_empty()
+            && let Some(rest) = url.strip_prefix(prefix)
+        {
+            return format!("{replacement}{rest}");
+        }
+    }
+    url.to_string()
+}
+
 /// Clones `url` into `dest` (which must not exist or be empty) and checks out `rev` (or the
-/// default branch).
+/// default branch). `HERMES_PLUGINS_GIT_INSTEAD_OF` rewrites the URL first.
 pub fn clone_at(
     url: &str,
     rev: Option<&str>,
     dest: &Path,
     progress: Progress<'_>,
 ) -> Result<Checkout, GitError> {
+    let fetched = rewrite_url(url);
+    let url = fetched.as_str();
     let mut callbacks = RemoteCallbacks::new();
     callbacks.transfer_progress(|stats| {
         progress(stats.received_objects(), stats.total_objects());
@@ -125,4 +145,97 @@ pub fn describe_local(dir: &Path) -> Option<(String, bool)> {
         .map(|s| !s.is_empty())
         .unwrap_or(false);
     Some((head.id().to_string(), dirty))
+}
+
+fn is_full_sha(rev: &str) -> bool {
+    rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Checks out commit `sha` of `url` into `dest` through a cache of bare repositories under
+/// `cache_root` (one per URL): when the cache already has the commit nothing is fetched, and
+/// otherwise only new objects are. Falls back to a fresh clone when the cache cannot be used
+/// (another process is updating it, it is damaged).
+pub fn checkout_sha_cached(
+    url: &str,
+    sha: &str,
+    cache_root: &Path,
+    dest: &Path,
+    progress: Progress<'_>,
+) -> Result<Checkout, GitError> {
+    if !is_full_sha(sha) {
+        return clone_at(url, Some(sha), dest, progress);
+    }
+    match cached(url, sha, cache_root, dest, progress) {
+        Ok(c) => Ok(c),
+        Err(GitError::UnknownRev { .. }) => Err(GitError::UnknownRev {
+            url: url.to_string(),
+            rev: sha.to_string(),
+        }),
+        Err(e) => {
+            tracing::debug!("git cache unusable for {url}: {e}; cloning");
+            let _ = std::fs::remove_dir_all(dest);
+            clone_at(url, Some(sha), dest, &mut |_, _| {})
+        }
+    }
+}
+
+fn cached(
+    url: &str,
+    sha: &str,
+    cache_root: &Path,
+    dest: &Path,
+    progress: Progress<'_>,
+) -> Result<Checkout, GitError> {
+    use sha2::{Digest, Sha256};
+    let fetched = rewrite_url(url);
+    let key: String = Sha256::digest(fetched.as_bytes())
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let bare = cache_root.join(key);
+    let repo = match Repository::open_bare(&bare) {
+        Ok(r) => r,
+        Err(_) => {
+            std::fs::create_dir_all(&bare).map_err(|e| GitError::Other(e.to_string()))?;
+            Repository::init_bare(&bare).map_err(other)?
+        }
+    };
+    let oid = git2::Oid::from_str(sha).map_err(other)?;
+    if repo.find_commit(oid).is_err() {
+        let mut callbacks = RemoteCallbacks::new();
+        callbacks.transfer_progress(|stats| {
+            progress(stats.received_objects(), stats.total_objects());
+            true
+        });
+        let mut options = FetchOptions::new();
+        options.remote_callbacks(callbacks);
+        let mut remote = repo.remote_anonymous(&fetched).map_err(other)?;
+        remote
+            .fetch(
+                &[
+                    "+refs/heads/*:refs/remotes/origin/*",
+                    "+refs/tags/*:refs/tags/*",
+                ],
+                Some(&mut options),
+                None,
+            )
+            .map_err(|e| GitError::Clone {
+                url: url.to_string(),
+                message: e.message().to_string(),
+            })?;
+    }
+    let commit = repo.find_commit(oid).map_err(|_| GitError::UnknownRev {
+        url: url.to_string(),
+        rev: sha.to_string(),
+    })?;
+    std::fs::create_dir_all(dest).map_err(|e| GitError::Other(e.to_string()))?;
+    let mut checkout = CheckoutBuilder::new();
+    checkout.target_dir(dest).force().update_index(false);
+    repo.checkout_tree(commit.as_object(), Some(&mut checkout))
+        .map_err(other)?;
+    Ok(Checkout {
+        commit: commit.id().to_string(),
+        tracked_ref: None,
+    })
 }

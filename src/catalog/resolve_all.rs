@@ -1,0 +1,292 @@
+//! `catalog resolve-all` (CAT-4): every entry resolved with Hermes core under the quarantine,
+//! each alone and then all together; when the joint resolution fails, bisection names the
+//! entry whose addition breaks it and the first partner it conflicts with, and the search
+//! repeats without that entry until the rest resolves. All resolutions share one uv session,
+//! so index metadata is fetched once.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::entry::Entry;
+use crate::resolve::inputs::{self, PluginInput};
+use crate::resolve::{BatchResolver, Failure, Request};
+use crate::source::{self, git};
+
+/// What happened to one entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntryResult {
+    /// Entry name.
+    pub name: String,
+    /// The entry file.
+    pub file: PathBuf,
+    /// Whether it passed every stage.
+    pub ok: bool,
+    /// The stage that failed: `fetch`, `manifest`, `resolve` (alone), `joint`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stage: Option<&'static str>,
+    /// Why, in one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Packages resolved alone with core.
+    pub packages: usize,
+}
+
+/// The whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResolveAll {
+    /// Per entry, in name order.
+    pub entries: Vec<EntryResult>,
+    /// Whether every entry that resolves alone also resolves together with all the others
+    /// (after removing the culprits found).
+    pub joint_ok: bool,
+    /// Conflicting pairs found by bisection: (entry whose addition breaks, its partner).
+    pub conflicts: Vec<(String, String)>,
+    /// How many resolutions ran.
+    pub resolutions: usize,
+}
+
+fn first_sentence(f: &Failure) -> String {
+    match f {
+        Failure::Conflict(c) => c
+            .sentences
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "no solution".to_string()),
+        Failure::Environment(m) => m.clone(),
+    }
+}
+
+/// Resolves every entry. `base` gives core, interpreter, index and quarantine; `git_cache`
+/// holds bare repositories reused across runs; `scratch` is an empty directory for the
+/// checkouts. Environment failures of the resolver are errors.
+/// `unusable` are entry files that could not be read as entries: `(name, file, reason)`;
+/// they are reported at the `entry` stage.
+pub fn resolve_all(
+    entries: &[Entry],
+    unusable: &[(String, PathBuf, String)],
+    base: &Request,
+    git_cache: &Path,
+    scratch: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<ResolveAll, Failure> {
+    let resolver = BatchResolver::start(base)?;
+    let mut resolutions = 0usize;
+    let mut results: Vec<EntryResult> = unusable
+        .iter()
+        .map(|(name, file, reason)| EntryResult {
+            name: name.clone(),
+            file: file.clone(),
+            ok: false,
+            stage: Some("entry"),
+            reason: Some(reason.clone()),
+            packages: 0,
+        })
+        .collect();
+    let mut inputs_ok: Vec<(usize, PluginInput)> = Vec::new();
+    let mut sorted: Vec<&Entry> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    for (i, entry) in sorted.iter().enumerate() {
+        progress(&format!(
+            "{}: fetching {} at {}",
+            entry.name,
+            entry.repo,
+            &entry.sha[..entry.sha.len().min(12)]
+        ));
+        let mut result = EntryResult {
+            name: entry.name.clone(),
+            file: entry.file.clone(),
+            ok: false,
+            stage: None,
+            reason: None,
+            packages: 0,
+        };
+        let checkout = scratch.join(format!("{i}"));
+        let fetched = git::checkout_sha_cached(
+            &entry.repo,
+            &entry.sha,
+            git_cache,
+            &checkout,
+            &mut |_, _| {},
+        )
+        .map_err(|e| e.to_string())
+        .and_then(|_| {
+            source::contained_subdir(&checkout, entry.subdir.as_deref()).map_err(|e| e.to_string())
+        });
+        let dir = match fetched {
+            Ok(d) => d,
+            Err(e) => {
+                result.stage = Some("fetch");
+                result.reason = Some(e);
+                results.push(result);
+                continue;
+            }
+        };
+        let input = match inputs::plugin_from_dir(&dir) {
+            Ok(mut p) => {
+                // Label requirements by the catalog name, which reviewers know.
+                p.name = entry.name.clone();
+                for r in &mut p.requirements {
+                    r.source = inputs::Source::Plugin(entry.name.clone());
+                }
+                p
+            }
+            Err(e) => {
+                result.stage = Some("manifest");
+                result.reason = Some(e.to_string());
+                results.push(result);
+                continue;
+            }
+        };
+        progress(&format!("{}: resolving alone", entry.name));
+        resolutions += 1;
+        match resolver.run(std::slice::from_ref(&input)) {
+            Ok(o) => {
+                result.ok = true;
+                result.packages = o.lock.packages.len();
+                inputs_ok.push((results.len(), input));
+            }
+            Err(Failure::Environment(m)) => return Err(Failure::Environment(m)),
+            Err(f) => {
+                result.stage = Some("resolve");
+                result.reason = Some(first_sentence(&f));
+            }
+        }
+        results.push(result);
+    }
+
+    // Joint resolution, with bisection on failure.
+    let mut conflicts = Vec::new();
+    let mut pool: Vec<(usize, PluginInput)> = inputs_ok;
+    let mut joint_ok = true;
+    loop {
+        if pool.len() < 2 {
+            break;
+        }
+        progress(&format!("resolving {} entries together", pool.len()));
+        let all: Vec<PluginInput> = pool.iter().map(|(_, p)| p.clone()).collect();
+        resolutions += 1;
+        let failure = match resolver.run(&all) {
+            Ok(_) => break,
+            Err(Failure::Environment(m)) => return Err(Failure::Environment(m)),
+            Err(f) => f,
+        };
+        joint_ok = false;
+        let mut fails = |set: &[PluginInput]| -> Result<bool, Failure> {
+            resolutions += 1;
+            match resolver.run(set) {
+                Ok(_) => Ok(false),
+                Err(Failure::Environment(m)) => Err(Failure::Environment(m)),
+                Err(_) => Ok(true),
+            }
+        };
+        // Smallest k with pool[0..=k] failing (each alone resolves, so k >= 1).
+        let (mut lo, mut hi) = (1usize, pool.len() - 1);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if fails(&all[..=mid])? {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let k = lo;
+        // Smallest j < k with pool[0..=j] + pool[k] failing.
+        let (mut lo, mut hi) = (0usize, k - 1);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let mut set: Vec<PluginInput> = all[..=mid].to_vec();
+            set.push(all[k].clone());
+            if fails(&set)? {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let j = lo;
+        let (ki, kname) = (pool[k].0, pool[k].1.name.clone());
+        let (ji, jname) = (pool[j].0, pool[j].1.name.clone());
+        // The pair's own explanation, when the two alone already conflict.
+        let mut pair = vec![all[j].clone(), all[k].clone()];
+        resolutions += 1;
+        let reason = match resolver.run(&pair) {
+            Err(Failure::Environment(m)) => return Err(Failure::Environment(m)),
+            Err(f) => first_sentence(&f),
+            Ok(_) => {
+                pair.clear();
+                first_sentence(&failure)
+            }
+        };
+        results[ki].ok = false;
+        results[ki].stage = Some("joint");
+        results[ki].reason = Some(format!("conflicts with `{jname}`: {reason}"));
+        if results[ji].ok {
+            results[ji].ok = false;
+            results[ji].stage = Some("joint");
+            results[ji].reason = Some(format!("conflicts with `{kname}`: {reason}"));
+        }
+        conflicts.push((kname, jname));
+        pool.remove(k);
+    }
+    results.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(ResolveAll {
+        entries: results,
+        joint_ok,
+        conflicts,
+        resolutions,
+    })
+}
+
+/// GitHub annotation lines: `::error file=<entry>::<name>: <stage>: <reason>`.
+pub fn github(report: &ResolveAll) -> String {
+    let mut out = String::new();
+    for e in report.entries.iter().filter(|e| !e.ok) {
+        let reason = e
+            .reason
+            .as_deref()
+            .unwrap_or("failed")
+            .replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A");
+        out.push_str(&format!(
+            "::error file={}::{}: {}: {}\n",
+            e.file.display(),
+            e.name,
+            e.stage.unwrap_or("resolve"),
+            reason
+        ));
+    }
+    out
+}
+
+/// Human lines.
+pub fn human(report: &ResolveAll) -> String {
+    let mut out = String::new();
+    for e in &report.entries {
+        match (e.ok, e.stage) {
+            (true, _) => out.push_str(&format!(
+                "✓ {} ({} packages with core)\n",
+                e.name, e.packages
+            )),
+            (false, stage) => out.push_str(&format!(
+                "✗ {}: {}: {}\n",
+                e.name,
+                stage.unwrap_or("resolve"),
+                e.reason.as_deref().unwrap_or("failed")
+            )),
+        }
+    }
+    let failed = report.entries.iter().filter(|e| !e.ok).count();
+    out.push_str(&format!(
+        "{} entries, {} failed; together: {}; {} resolutions\n",
+        report.entries.len(),
+        failed,
+        if report.joint_ok {
+            "ok"
+        } else {
+            "conflicts found"
+        },
+        report.resolutions
+    ));
+    out
+}

@@ -1,0 +1,305 @@
+//! `catalog check | review | resolve-all` and `search`: the catalog reviewer's tools.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use crate::catalog::{self, resolve_all, review};
+use crate::report;
+use crate::resolve::{Failure, Request};
+
+use super::manage::{self, ResolverArgs, home};
+use super::validate::OutputFormat;
+use super::{CliError, GlobalArgs, Status};
+
+/// Arguments of `catalog`.
+#[derive(Debug, Args)]
+pub struct CatalogArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: CatalogAction,
+}
+
+/// Output of `catalog review`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReviewFormat {
+    /// Text for people
+    Human,
+    /// Markdown, ready to paste as a PR comment
+    Markdown,
+    /// One JSON document
+    Json,
+    /// GitHub Actions workflow annotations
+    Github,
+    /// SARIF 2.1.0
+    Sarif,
+}
+
+/// Output of `catalog resolve-all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ResolveAllFormat {
+    /// Text for people
+    Human,
+    /// One JSON document
+    Json,
+    /// GitHub Actions workflow annotations (`::error file=<entry>::<name>: <stage>: <reason>`)
+    Github,
+}
+
+/// `catalog` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CatalogAction {
+    /// Check catalog entries and removed.yaml: fields, duplicates, requires_plugins, the kill list
+    #[command(
+        after_help = "Examples:\n  hermes-plugins catalog check plugin-catalog/\n  hermes-plugins catalog check plugin-catalog/weather.yaml --format github"
+    )]
+    Check {
+        /// Catalog directories or entry files
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output format
+        #[arg(long, value_enum, default_value = "human")]
+        format: OutputFormat,
+        /// Treat warnings as failures
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Review an added or changed entry: fetch at its sha, validate, compare with --base
+    #[command(
+        after_help = "Examples:\n  hermes-plugins catalog review plugin-catalog/weather.yaml --format markdown\n  git show main:plugin-catalog/weather.yaml > /tmp/old.yaml\n  hermes-plugins catalog review plugin-catalog/weather.yaml --base /tmp/old.yaml --format markdown"
+    )]
+    Review {
+        /// The entry file
+        entry: PathBuf,
+        /// The entry as it was before the change
+        #[arg(long, value_name = "FILE")]
+        base: Option<PathBuf>,
+        /// Output format
+        #[arg(long, value_enum, default_value = "human")]
+        format: ReviewFormat,
+    },
+    /// Resolve every entry with Hermes core (alone, then together; bisect conflicts)
+    #[command(
+        name = "resolve-all",
+        after_help = "Example:\n  hermes-plugins catalog resolve-all plugin-catalog/ --core ../hermes-agent --format github"
+    )]
+    ResolveAll {
+        /// The catalog directory
+        dir: PathBuf,
+        /// Output format
+        #[arg(long, value_enum, default_value = "human")]
+        format: ResolveAllFormat,
+        /// Resolution options.
+        #[command(flatten)]
+        resolver: ResolverArgs,
+    },
+}
+
+/// Arguments of `search`.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  hermes-plugins search weather --catalog plugin-catalog/")]
+pub struct SearchArgs {
+    /// Words to look for in names, descriptions, tags and tool names
+    pub query: String,
+    /// Catalog directory [default: $HERMES_PLUGINS_CATALOG]
+    #[arg(long, env = "HERMES_PLUGINS_CATALOG", value_name = "DIR")]
+    pub catalog: Option<PathBuf>,
+}
+
+fn render(
+    report: &report::Report,
+    format: OutputFormat,
+    global: &GlobalArgs,
+    rules: &[report::Rule],
+) -> String {
+    match format {
+        OutputFormat::Human => report::human::render(
+            report,
+            report::human::Options {
+                color: global.stdout_color(),
+                show_info: global.verbose > 0,
+            },
+        ),
+        OutputFormat::Json => report::to_json(report) + "\n",
+        OutputFormat::Github => report::github::render(report),
+        OutputFormat::Sarif => report::sarif::render(report, rules) + "\n",
+    }
+}
+
+/// Runs `catalog`.
+pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    match &args.action {
+        CatalogAction::Check {
+            paths,
+            format,
+            strict,
+        } => {
+            for p in paths {
+                if !p.exists() {
+                    return Err(CliError::usage(format!(
+                        "{}: no such file or directory",
+                        p.display()
+                    )));
+                }
+            }
+            let outcome = catalog::check::check(paths);
+            let report = catalog::report::to_report(&outcome, *strict);
+            let format = if global.json {
+                OutputFormat::Json
+            } else {
+                *format
+            };
+            print!(
+                "{}",
+                render(&report, format, global, &catalog::finding::rules())
+            );
+            Ok(if report.summary.failed == 0 {
+                Status::Ok
+            } else {
+                Status::Failed
+            })
+        }
+        CatalogAction::Review {
+            entry,
+            base,
+            format,
+        } => {
+            let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
+            let r =
+                review::review(entry, base.as_deref(), scratch.path()).map_err(|e| match e {
+                    review::ReviewError::Entry(m) => CliError {
+                        status: Status::Failed,
+                        message: m,
+                    },
+                    review::ReviewError::Fetch(m) => CliError {
+                        status: Status::Failed,
+                        message: m,
+                    },
+                })?;
+            let format = if global.json {
+                ReviewFormat::Json
+            } else {
+                *format
+            };
+            let text = match format {
+                ReviewFormat::Human => review::human(&r),
+                ReviewFormat::Markdown => review::markdown(&r),
+                ReviewFormat::Json => serde_json::to_string_pretty(&r).unwrap_or_default() + "\n",
+                ReviewFormat::Github => report::github::render(&review::to_report(&r)),
+                ReviewFormat::Sarif => {
+                    report::sarif::render(&review::to_report(&r), &review::rules()) + "\n"
+                }
+            };
+            print!("{text}");
+            Ok(if r.ok { Status::Ok } else { Status::Failed })
+        }
+        CatalogAction::ResolveAll {
+            dir,
+            format,
+            resolver,
+        } => {
+            let outcome = catalog::check::check(std::slice::from_ref(dir));
+            let mut entries: Vec<catalog::entry::Entry> = Vec::new();
+            let mut unusable = Vec::new();
+            for (file, entry, findings) in outcome.entries {
+                match entry {
+                    Some(e) => entries.push(e),
+                    None => unusable.push((
+                        file.file_stem()
+                            .map(|s| s.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                        file.clone(),
+                        findings
+                            .iter()
+                            .find(|f| f.severity == crate::diag::Severity::Error)
+                            .map_or_else(|| "unusable entry".to_string(), |f| f.message.clone()),
+                    )),
+                }
+            }
+            if entries.is_empty() && unusable.is_empty() {
+                return Err(CliError::usage(format!(
+                    "{}: no catalog entries",
+                    dir.display()
+                )));
+            }
+            let base = Request {
+                core: resolver.core_inputs()?,
+                extras: resolver.extras.clone(),
+                plugins: Vec::new(),
+                python: manage::find_python(resolver.python.as_ref())?,
+                cache_dir: home(global).join("pm").join("cache").join("uv"),
+                index: resolver.index_config(),
+                quarantine_days: resolver.quarantine_days,
+                now: crate::resolve::quarantine::now_from_env().map_err(CliError::usage)?,
+                previous: None,
+            };
+            let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
+            let quiet = global.json || global.quiet;
+            let git_cache = home(global).join("pm").join("cache").join("git");
+            let result = resolve_all::resolve_all(
+                &entries,
+                &unusable,
+                &base,
+                &git_cache,
+                scratch.path(),
+                &mut |m| {
+                    if !quiet {
+                        tracing::info!("{m}");
+                    }
+                },
+            )
+            .map_err(|f| match f {
+                Failure::Environment(m) => CliError::environment(m),
+                Failure::Conflict(c) => CliError::environment(c.sentences.join("; ")),
+            })?;
+            let format = if global.json {
+                ResolveAllFormat::Json
+            } else {
+                *format
+            };
+            let text = match format {
+                ResolveAllFormat::Human => resolve_all::human(&result),
+                ResolveAllFormat::Json => {
+                    serde_json::to_string_pretty(&result).unwrap_or_default() + "\n"
+                }
+                ResolveAllFormat::Github => resolve_all::github(&result),
+            };
+            print!("{text}");
+            Ok(if result.entries.iter().all(|e| e.ok) {
+                Status::Ok
+            } else {
+                Status::Failed
+            })
+        }
+    }
+}
+
+/// Runs `search`.
+pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let dir = args.catalog.clone().ok_or_else(|| {
+        CliError::usage("no catalog configured: pass --catalog DIR or set HERMES_PLUGINS_CATALOG")
+    })?;
+    let outcome = catalog::check::check(std::slice::from_ref(&dir));
+    let entries: Vec<catalog::entry::Entry> = outcome
+        .entries
+        .into_iter()
+        .filter_map(|(_, e, _)| e)
+        .collect();
+    let hits = catalog::search::search(&entries, &args.query);
+    if global.json {
+        manage::print_json(&serde_json::json!({ "query": args.query, "results": hits }));
+    } else if hits.is_empty() {
+        println!("No catalog entry matches `{}`", args.query);
+    } else {
+        for h in &hits {
+            println!(
+                "{:<28} {:<10} {:>2} tool(s)  {}",
+                h.name,
+                h.tier.as_deref().unwrap_or("community"),
+                h.tools,
+                h.description.as_deref().unwrap_or("")
+            );
+        }
+    }
+    Ok(Status::Ok)
+}

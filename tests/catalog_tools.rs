@@ -1,0 +1,281 @@
+//! `catalog review`, `catalog resolve-all`, `search` and the kill list, through the binary,
+//! against local git repositories reached through `HERMES_PLUGINS_GIT_INSTEAD_OF` (entries keep
+//! their https URLs) and the loopback index.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::world::*;
+use serde_json::Value;
+
+const HOST: &str = "https://git.example.org/";
+
+/// A catalog world: the index, a mirror directory standing in for `HOST`, a catalog dir.
+struct Cat {
+    w: World,
+    mirror: PathBuf,
+    catalog: PathBuf,
+}
+
+impl Cat {
+    fn new() -> Cat {
+        let w = World::new();
+        let mirror = w.tmp.path().join("mirror");
+        let catalog = w.tmp.path().join("catalog");
+        std::fs::create_dir_all(&mirror).unwrap();
+        std::fs::create_dir_all(&catalog).unwrap();
+        Cat { w, mirror, catalog }
+    }
+
+    /// A repository `acme/<name>` with a plugin; returns its first commit.
+    fn repo(&self, name: &str, deps: &[&str]) -> String {
+        git_plugin(
+            &self.mirror.join("acme").join(name),
+            None,
+            name,
+            "1.0.0",
+            deps,
+        )
+    }
+
+    fn entry(&self, name: &str, sha: &str, extra: &str) -> PathBuf {
+        let path = self.catalog.join(format!("{name}.yaml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name: {name}\nrepo: {HOST}acme/{name}\nsha: \"{sha}\"\ndescription: The {name} plugin\nmaintainer: acme\ntier: community\n{extra}"
+            ),
+        )
+        .unwrap();
+        path
+    }
+
+    fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        let out = self
+            .w
+            .cmd(args)
+            .env(
+                "HERMES_PLUGINS_GIT_INSTEAD_OF",
+                format!("{HOST}={}/", file_url(&self.mirror)),
+            )
+            .env("HERMES_PLUGINS_CATALOG", &self.catalog)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+fn items(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["kind"].as_str().unwrap(),
+                c["item"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn review_of_a_changed_entry() {
+    let c = Cat::new();
+    let repo = c.mirror.join("acme/weather");
+    let c1 = c.repo("weather", &["weatherlib==1.0.0"]);
+    let old = c.w.tmp.path().join("old-weather.yaml");
+    std::fs::write(
+        &old,
+        format!("name: weather\nrepo: {HOST}acme/weather\nsha: {c1}\nmaintainer: acme\n"),
+    )
+    .unwrap();
+    // Two commits later: a new tool, a hook and a dependency change.
+    commit(&repo, &[("README.md".into(), "docs\n".into())], "docs");
+    let mut v2 = plugin_files("weather", "2.0.0", &["weatherlib==2.0.0"]);
+    v2[0].1 = v2[0].1.replace(
+        "provides_tools:\n  - weather_tool\n",
+        "provides_tools:\n  - weather_tool\n  - weather_alerts\nprovides_hooks:\n  - on_session_start\n",
+    );
+    v2[1].1.push_str(
+        "\ndef _hook(**kwargs):\n    return None\n\ndef _more(ctx):\n    ctx.register_tool(name=\"weather_alerts\", schema={}, handler=_tool)\n    ctx.register_hook(\"on_session_start\", _hook)\n",
+    );
+    v2[1].1 = v2[1]
+        .1
+        .replace("handler=_tool)\n", "handler=_tool)\n    _more(ctx)\n");
+    let c3 = commit(&repo, &v2, "v2");
+    let new = c.entry(
+        "weather",
+        &c3,
+        "capabilities:\n  provides_tools: [weather_tool, weather_alerts]\n  provides_hooks: [on_session_start]\n",
+    );
+    let (code, out, err) = c.run(&[
+        "catalog",
+        "review",
+        new.to_str().unwrap(),
+        "--base",
+        old.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let review: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert_eq!(review["ok"], true, "{out}");
+    assert_eq!(review["base"]["commits"], 2);
+    assert_eq!(review["base"]["fast_forward"], true);
+    assert_eq!(
+        items(&review["base"]["surface"]["added"]),
+        [
+            "tool weather_alerts",
+            "hook on_session_start",
+            "dependency weatherlib==2.0.0"
+        ]
+    );
+    assert_eq!(
+        items(&review["base"]["surface"]["removed"]),
+        ["dependency weatherlib==1.0.0"]
+    );
+    assert_eq!(review["package"]["version"], "2.0.0");
+
+    // Markdown for the PR comment carries the same diff.
+    let (_, md, _) = c.run(&[
+        "catalog",
+        "review",
+        new.to_str().unwrap(),
+        "--base",
+        old.to_str().unwrap(),
+        "--format",
+        "markdown",
+    ]);
+    assert!(md.contains("(2 commits)"), "{md}");
+    assert!(md.contains("| ➕ | tool | `weather_alerts` |"), "{md}");
+
+    // A capabilities block that doesn't match the package is an error.
+    c.entry(
+        "weather",
+        &c3,
+        "capabilities:\n  provides_tools: [weather_tool]\n",
+    );
+    let (code, out, _) = c.run(&["--json", "catalog", "review", new.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    let review: Value = serde_json::from_str(&out).unwrap();
+    let checks: Vec<&str> = review["entry_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        checks,
+        [
+            "catalog-capabilities-mismatch",
+            "catalog-capabilities-mismatch"
+        ]
+    );
+
+    // An unreachable sha is an error, not a review.
+    c.entry("weather", &"0".repeat(40), "");
+    let (code, _, err) = c.run(&["catalog", "review", new.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("0000000000000000000000000000000000000000"),
+        "{err}"
+    );
+}
+
+#[test]
+fn resolve_all_names_both_sides_of_a_conflict() {
+    let c = Cat::new();
+    let a = c.repo("alpha", &["newslib>=1"]);
+    let b = c.repo("bravo", &["weatherlib==1.0.0"]);
+    let cc = c.repo("charlie", &["weatherlib==2.0.0"]);
+    let d = c.repo("delta", &["colorlib>=1"]);
+    c.entry("alpha", &a, "");
+    c.entry("bravo", &b, "");
+    c.entry("charlie", &cc, "");
+    c.entry("delta", &d, "");
+    c.entry("echo", &"1".repeat(40), "");
+    let dir = c.catalog.to_str().unwrap();
+    let (code, out, err) = c.run(&["catalog", "resolve-all", dir, "--format", "github"]);
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "::error file={dir}/bravo.yaml::bravo: joint: conflicts with `charlie`"
+        )),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with(&format!(
+            "::error file={dir}/charlie.yaml::charlie: joint: conflicts with `bravo`"
+        )),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with(&format!("::error file={dir}/echo.yaml::echo: fetch:")),
+        "{out}"
+    );
+
+    let (_, out, _) = c.run(&["--json", "catalog", "resolve-all", dir]);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        report["conflicts"],
+        serde_json::json!([["charlie", "bravo"]])
+    );
+    assert_eq!(report["joint_ok"], false);
+    let ok: Vec<&str> = report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ok"] == true)
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(ok, ["alpha", "delta"]);
+}
+
+#[test]
+fn search_and_the_kill_list() {
+    let c = Cat::new();
+    let a = c.repo("forecast", &["newslib>=1"]);
+    c.entry(
+        "forecast",
+        &a,
+        "tags: [weather]\ncapabilities:\n  provides_tools: [forecast_tool]\n",
+    );
+    let b = c.repo("headlines", &["newslib>=1"]);
+    c.entry("headlines", &b, "tags: [news]\n");
+    let (code, out, _) = c.run(&["--json", "search", "weather"]);
+    assert_eq!(code, Some(0));
+    let hits: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(hits["results"][0]["name"], "forecast");
+    assert_eq!(hits["results"].as_array().unwrap().len(), 1);
+    let (_, out, _) = c.run(&["search", "forecast_tool"]);
+    assert!(
+        out.contains("forecast") && out.contains("1 tool(s)"),
+        "{out}"
+    );
+
+    // The kill list blocks install by name (and by repo), unless --allow-removed.
+    std::fs::write(
+        c.catalog.join("removed.yaml"),
+        format!("removed:\n  - name: headlines\n    reason: malware\n    date: \"2026-11-01\"\n  - name: other\n    repo: {HOST}acme/forecast.git\n"),
+    )
+    .unwrap();
+    let (code, _, err) = c.run(&["install", "headlines"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("removal list") && err.contains("malware") && err.contains("--allow-removed"),
+        "{err}"
+    );
+    let (code, _, err) = c.run(&["install", "forecast"]);
+    assert_eq!(code, Some(1), "{err}");
+    let (code, _, err) = c.run(&["install", "headlines", "--allow-removed"]);
+    assert_eq!(code, Some(0), "{err}");
+    let _ = Path::new("");
+}
