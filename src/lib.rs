@@ -10,6 +10,7 @@ pub mod hermes_core;
 pub mod known;
 pub mod located;
 pub mod manager;
+pub mod nix;
 pub mod package;
 pub mod pkgfs;
 pub mod report;

@@ -7,6 +7,7 @@ pub mod generations;
 pub mod inspect;
 pub mod install;
 pub mod manage;
+pub mod nix;
 pub mod resolve;
 pub mod select;
 pub mod update;
@@ -179,6 +180,10 @@ pub enum Command {
     Catalog(catalog::CatalogArgs),
     /// Search the catalog by name, description, tags and tool names
     Search(catalog::SearchArgs),
+    /// NixOS: NAR hashes, a lock of pinned plugins, a Nix expression
+    Nix(nix::NixArgs),
+    /// Build a generation offline and reproducibly from a Nix lock and pre-fetched wheels
+    Build(nix::BuildArgs),
     /// Print a shell completion script
     Completions(completions::CompletionsArgs),
 }
@@ -241,6 +246,8 @@ pub fn main() -> ExitCode {
         Command::Env => inspect::env(&cli.global),
         Command::Catalog(args) => catalog::run(args, &cli.global),
         Command::Search(args) => catalog::search(args, &cli.global),
+        Command::Nix(args) => nix::run(args, &cli.global),
+        Command::Build(args) => nix::build(args, &cli.global),
         Command::Completions(args) => completions::run(args),
     };
     match result {

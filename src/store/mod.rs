@@ -26,6 +26,12 @@ use std::path::{Path, PathBuf};
 
 pub use error::StoreError;
 
+/// Removes a directory tree that may contain read-only store trees (made writable first;
+/// symlinks are never followed).
+pub fn remove_tree(path: &Path) -> Result<(), StoreError> {
+    perms::force_remove(path)
+}
+
 use error::io_at;
 
 /// The prefix of staging directories inside the store.

@@ -1,0 +1,320 @@
+//! `build --offline` (NIX-2): a generation directory built from a Nix lock, the plugins'
+//! fetched sources and a directory of pre-fetched wheels, with no network and bit-for-bit
+//! reproducibly: every plugin tree is checked against its NAR hash and stored under its
+//! content address, the venv is relocatable and gets exactly the lock's packages from the
+//! wheel directory (hash-checked), `generation.json` is sorted and its one timestamp is
+//! `SOURCE_DATE_EPOCH` (the epoch when unset), and the result is assembled under a fixed
+//! name next to `--out` and renamed into place.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::lock::{Fetch, NixLock};
+use crate::generation::build::plugin_path;
+use crate::generation::doc::{
+    GENERATION_FORMAT, GenPlugin, GenerationDoc, ProfileSelection, PythonEnv,
+};
+use crate::generation::install::{self, InstallRequest};
+use crate::resolve::engine::IndexConfig;
+use crate::resolve::lock::{Lock, LockPython};
+use crate::source::{Provenance, SourceSpec};
+use crate::store::Store;
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct BuildRequest {
+    /// The lock (`nix lock`).
+    pub lock: NixLock,
+    /// The lock file's bytes (its digest is the generation's inputs digest).
+    pub lock_bytes: Vec<u8>,
+    /// Directory of wheels (`--wheels`).
+    pub wheels: PathBuf,
+    /// The output directory (must not exist).
+    pub out: PathBuf,
+    /// The interpreter the venv is made for.
+    pub python: PathBuf,
+    /// Plugin sources by key or name (`--source KEY=PATH`): the fetched repository tree or
+    /// the plugin directory itself.
+    pub sources: BTreeMap<String, PathBuf>,
+    /// A store to find sources in by tree hash when none is given.
+    pub store: Option<PathBuf>,
+}
+
+/// Why the build failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A plugin source is missing or does not match its hash.
+    #[error("{0}")]
+    Source(String),
+    /// Creating the venv or installing the wheels failed.
+    #[error("{0}")]
+    Install(String),
+    /// File system trouble.
+    #[error("{0}")]
+    Io(String),
+}
+
+fn io(context: &Path, e: impl std::fmt::Display) -> BuildError {
+    BuildError::Io(format!("{}: {e}", context.display()))
+}
+
+/// The plugin directory for a pin, verified against the lock's hashes.
+fn plugin_dir(req: &BuildRequest, pin: &super::lock::NixPin) -> Result<PathBuf, BuildError> {
+    let given = req
+        .sources
+        .get(&pin.key)
+        .or_else(|| req.sources.get(&pin.name))
+        .cloned()
+        .or_else(|| {
+            let store = req.store.as_ref()?;
+            let key = Store::key_from_sri(&pin.tree)?;
+            let path = store.join(key);
+            path.is_dir().then_some(path)
+        })
+        .ok_or_else(|| {
+            BuildError::Source(format!(
+                "no source for plugin `{}`: pass --source {}=PATH (the fetched tree)",
+                pin.key, pin.key
+            ))
+        })?;
+    let hash = super::hash_path(&given).map_err(|e| io(&given, e))?;
+    let dir = if hash == pin.hash && !matches!(pin.fetch, Fetch::Path { .. }) {
+        match &pin.subdir {
+            Some(s) => crate::source::contained_subdir(&given, Some(s))
+                .map_err(|e| BuildError::Source(format!("plugin `{}`: {e}", pin.key)))?,
+            None => given.clone(),
+        }
+    } else if hash == pin.tree {
+        given.clone()
+    } else {
+        return Err(BuildError::Source(format!(
+            "plugin `{}`: {} has NAR hash {hash}, but the lock pins {} (fetched tree) or {} (plugin tree)",
+            pin.key,
+            given.display(),
+            pin.hash,
+            pin.tree
+        )));
+    };
+    let tree = super::hash_path(&dir).map_err(|e| io(&dir, e))?;
+    if tree != pin.tree {
+        return Err(BuildError::Source(format!(
+            "plugin `{}`: the plugin tree {} has NAR hash {tree}, the lock pins {}",
+            pin.key,
+            dir.display(),
+            pin.tree
+        )));
+    }
+    Ok(dir)
+}
+
+fn created() -> String {
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or(0);
+    jiff::Timestamp::from_second(secs)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+fn empty_lock(python_version: &str) -> Lock {
+    Lock {
+        lock_version: crate::resolve::lock::LOCK_VERSION,
+        python: LockPython {
+            version: python_version.to_string(),
+            implementation: String::new(),
+            sys_platform: String::new(),
+            platform_machine: String::new(),
+        },
+        core: None,
+        inputs: Vec::new(),
+        excluded: Vec::new(),
+        packages: Vec::new(),
+    }
+}
+
+/// Builds the generation; returns its document.
+pub fn build(req: &BuildRequest) -> Result<GenerationDoc, BuildError> {
+    if req.out.exists() {
+        return Err(BuildError::Io(format!(
+            "{} already exists; build into a new directory",
+            req.out.display()
+        )));
+    }
+    let name = req
+        .out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let partial = req.out.with_file_name(format!(".{name}.partial"));
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir_all(&partial).map_err(|e| io(&partial, e))?;
+    let result = assemble(req, &partial);
+    match result {
+        Ok(doc) => {
+            std::fs::rename(&partial, &req.out).map_err(|e| io(&req.out, e))?;
+            Ok(doc)
+        }
+        Err(e) => {
+            let _ = crate::store::remove_tree(&partial);
+            Err(e)
+        }
+    }
+}
+
+fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError> {
+    // Plugins: verified, then stored under their content address inside the generation.
+    let store = Store::open(root.join("store")).map_err(|e| io(root, e))?;
+    let mut plugins = Vec::new();
+    let mut pins: Vec<&super::lock::NixPin> = req.lock.plugins.iter().collect();
+    pins.sort_by(|a, b| a.key.cmp(&b.key));
+    for pin in pins {
+        let dir = plugin_dir(req, pin)?;
+        let entry = store
+            .put(&dir)
+            .map_err(|e| BuildError::Source(format!("plugin `{}`: {e}", pin.key)))?;
+        let link = root.join(plugin_path(&pin.key));
+        if let Some(parent) = link.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        }
+        let depth = 1 + pin.key.matches('/').count();
+        let mut target = PathBuf::new();
+        for _ in 0..depth {
+            target.push("..");
+        }
+        std::os::unix::fs::symlink(target.join("store").join(&entry.key), &link)
+            .map_err(|e| io(&link, e))?;
+        let (spec, url) = match &pin.fetch {
+            Fetch::Github { owner, repo } => (
+                SourceSpec::Github {
+                    owner: owner.clone(),
+                    repo: repo.clone(),
+                    subdir: pin.subdir.clone(),
+                },
+                Some(format!("https://github.com/{owner}/{repo}")),
+            ),
+            Fetch::Git { url } => (
+                SourceSpec::Git {
+                    url: url.clone(),
+                    subdir: pin.subdir.clone(),
+                },
+                Some(url.clone()),
+            ),
+            Fetch::Path { path } => (
+                SourceSpec::Path {
+                    dir: PathBuf::from(path),
+                },
+                None,
+            ),
+        };
+        let loaded = crate::package::load_dir(&dir, crate::package::Mode::Runtime).ok();
+        plugins.push(GenPlugin {
+            key: pin.key.clone(),
+            name: pin.name.clone(),
+            version: loaded.as_ref().and_then(|l| l.version()),
+            kind: match loaded.as_ref().map(|l| &l.content) {
+                Some(crate::package::Content::Portable(_)) => "portable".into(),
+                _ => "native".into(),
+            },
+            format: loaded
+                .as_ref()
+                .map_or("native-v1".into(), |l| l.format().as_str().to_string()),
+            source: Provenance {
+                spec,
+                url,
+                subdir: pin.subdir.clone(),
+                pinned_ref: pin.rev.clone(),
+                tracked_ref: None,
+                commit: pin.rev.clone(),
+                dirty: false,
+                catalog: None,
+                reviewed: false,
+            },
+            commit: pin.rev.clone(),
+            tree: pin.tree.clone(),
+            store_key: entry.key,
+            path: plugin_path(&pin.key),
+        });
+    }
+
+    // The venv: exactly the lock's packages, from the wheel directory only.
+    let cache = tempfile::Builder::new()
+        .prefix("hermes-plugins-build-cache-")
+        .tempdir()
+        .map_err(|e| io(Path::new("temporary directory"), e))?;
+    let lock = req.lock.python.clone();
+    let pins = match &lock {
+        Some(l) => {
+            crate::generation::build::pins(l).map_err(|e| BuildError::Install(e.to_string()))?
+        }
+        None => Vec::new(),
+    };
+    let wheels = std::path::absolute(&req.wheels).map_err(|e| io(&req.wheels, e))?;
+    let installed = install::install(InstallRequest {
+        python: req.python.clone(),
+        cache_dir: cache.path().to_path_buf(),
+        index: IndexConfig {
+            index_url: None,
+            extra_index_urls: Vec::new(),
+            find_links: vec![wheels.display().to_string()],
+        },
+        pins,
+        venv: root.join("venv"),
+    })
+    .map_err(|e| BuildError::Install(e.to_string()))?;
+    let rel = |p: &Path| {
+        p.strip_prefix(root)
+            .map(|r| r.display().to_string())
+            .unwrap_or_default()
+    };
+    let site_packages = {
+        let r = rel(&installed.site_packages);
+        if r.is_empty() {
+            Path::new("venv")
+                .join(install::site_packages_relative(&installed.python_version))
+                .display()
+                .to_string()
+        } else {
+            r
+        }
+    };
+    let lock = lock.unwrap_or_else(|| empty_lock(&installed.python_version));
+    let keys: Vec<String> = plugins.iter().map(|p| p.key.clone()).collect();
+    let doc = GenerationDoc {
+        format: GENERATION_FORMAT,
+        number: 1,
+        parent: None,
+        created: created(),
+        operation: "build --offline".into(),
+        inputs_digest: format!(
+            "sha256:{}",
+            Sha256::digest(&req.lock_bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        ),
+        core: None,
+        python: PythonEnv {
+            base: installed.base_python.display().to_string(),
+            version: lock.python.version.clone(),
+            venv: "venv".into(),
+            executable: "venv/bin/python".into(),
+            site_packages,
+        },
+        plugins,
+        profiles: BTreeMap::from([(
+            "default".to_string(),
+            ProfileSelection {
+                enabled: keys,
+                grants: BTreeMap::new(),
+            },
+        )]),
+        lock,
+    };
+    let path = root.join("generation.json");
+    std::fs::write(&path, doc.to_json()).map_err(|e| io(&path, e))?;
+    Ok(doc)
+}

@@ -1,0 +1,184 @@
+//! `nix lock` (NIX-1): every installed plugin pinned for Nix — where to fetch it (GitHub
+//! owner/repo or a git URL), the exact rev, the subdirectory, and the NAR hash of the whole
+//! repository tree at that rev without `.git` (what `fetchFromGitHub` and `fetchgit` pin).
+//! Plugins installed from a local directory get a `path` pin with the NAR hash of the plugin
+//! tree (for `builtins.path { sha256 = …; }`). The lock also carries the Python lock of the
+//! current generation, so an offline build installs exactly those packages.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::resolve::lock::Lock;
+use crate::source::{SourceSpec, git};
+use crate::state::installed::{Installed, InstalledPlugin};
+
+/// The lock format version.
+pub const NIX_LOCK_VERSION: u32 = 1;
+
+/// How Nix fetches a plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "fetcher", rename_all = "kebab-case")]
+pub enum Fetch {
+    /// `pkgs.fetchFromGitHub { owner; repo; rev; hash; }`.
+    Github {
+        /// Owner.
+        owner: String,
+        /// Repository.
+        repo: String,
+    },
+    /// `pkgs.fetchgit { url; rev; hash; }`.
+    Git {
+        /// The URL.
+        url: String,
+    },
+    /// `builtins.path { path; sha256; }` (a local directory; hash of the plugin tree).
+    Path {
+        /// The directory it was installed from.
+        path: String,
+    },
+}
+
+/// One pinned plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NixPin {
+    /// Plugin key.
+    pub key: String,
+    /// Manifest name.
+    pub name: String,
+    /// Where from.
+    #[serde(flatten)]
+    pub fetch: Fetch,
+    /// The commit (git fetchers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
+    /// The plugin's directory inside the fetched tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subdir: Option<String>,
+    /// SRI NAR hash of what the fetcher produces.
+    pub hash: String,
+    /// SRI NAR hash of the plugin tree itself (the store key's digest).
+    pub tree: String,
+}
+
+/// The whole lock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NixLock {
+    /// Format version.
+    pub version: u32,
+    /// Pinned plugins, sorted by key.
+    pub plugins: Vec<NixPin>,
+    /// The Python packages (the current generation's lock), when there is one.
+    #[serde(default)]
+    pub python: Option<Lock>,
+}
+
+impl NixLock {
+    /// JSON text (pretty, trailing newline) — what `builtins.fromJSON` reads.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+/// Why a pin could not be made.
+#[derive(Debug, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct LockError {
+    /// Plugin key.
+    pub key: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// `https://github.com/owner/repo(.git)` → (owner, repo).
+pub fn github_parts(url: &str) -> Option<(String, String)> {
+    let rest = url
+        .strip_prefix("https://github.com/")
+        .or_else(|| url.strip_prefix("https://www.github.com/"))?;
+    let mut parts = rest.trim_end_matches('/').splitn(2, '/');
+    let owner = parts.next()?.to_string();
+    let repo = parts.next()?.trim_end_matches(".git").to_string();
+    (!owner.is_empty() && !repo.is_empty() && !repo.contains('/')).then_some((owner, repo))
+}
+
+fn pin(plugin: &InstalledPlugin, git_cache: &Path, scratch: &Path) -> Result<NixPin, LockError> {
+    let err = |message: String| LockError {
+        key: plugin.key.clone(),
+        message,
+    };
+    let source = &plugin.source;
+    if let (Some(url), Some(rev)) = (&source.url, &source.commit) {
+        let dest = scratch.join(&plugin.store_key);
+        git::checkout_sha_cached(url, rev, git_cache, &dest, &mut |_, _| {})
+            .map_err(|e| err(e.to_string()))?;
+        let hash = super::hash_path(&dest).map_err(|e| err(e.to_string()))?;
+        let _ = std::fs::remove_dir_all(&dest);
+        let fetch = match github_parts(url) {
+            Some((owner, repo)) => Fetch::Github { owner, repo },
+            None => Fetch::Git { url: url.clone() },
+        };
+        return Ok(NixPin {
+            key: plugin.key.clone(),
+            name: plugin.name.clone(),
+            fetch,
+            rev: Some(rev.clone()),
+            subdir: source.subdir.clone(),
+            hash,
+            tree: plugin.tree.clone(),
+        });
+    }
+    let path = match &source.spec {
+        SourceSpec::Path { dir } => dir.display().to_string(),
+        other => {
+            return Err(err(format!(
+                "{} has no recorded commit to pin",
+                other.display()
+            )));
+        }
+    };
+    Ok(NixPin {
+        key: plugin.key.clone(),
+        name: plugin.name.clone(),
+        fetch: Fetch::Path { path },
+        rev: None,
+        subdir: None,
+        hash: plugin.tree.clone(),
+        tree: plugin.tree.clone(),
+    })
+}
+
+/// Pins every installed plugin (git sources through the bare-repository cache).
+pub fn make(
+    installed: &Installed,
+    python: Option<Lock>,
+    git_cache: &Path,
+    scratch: &Path,
+) -> Result<NixLock, LockError> {
+    let plugins = installed
+        .plugins
+        .values()
+        .map(|p| pin(p, git_cache, scratch))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(NixLock {
+        version: NIX_LOCK_VERSION,
+        plugins,
+        python,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn github_urls() {
+        assert_eq!(
+            github_parts("https://github.com/acme/hermes-weather.git"),
+            Some(("acme".into(), "hermes-weather".into()))
+        );
+        assert_eq!(github_parts("https://github.com/acme"), None);
+        assert_eq!(github_parts("https://gitlab.com/acme/x"), None);
+    }
+}

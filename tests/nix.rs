@@ -1,0 +1,329 @@
+//! NixOS support against Nix itself (Debian's `nix-bin`, Nix 2.8): our NAR hashes equal
+//! `nix-hash --type sha256 --base32` on awkward trees, `nix lock` pins what `fetchFromGitHub`
+//! would fetch, `nix expr` parses with `nix-instantiate --parse`, and two `build --offline`
+//! runs give identical NAR hashes. Without Nix these tests say so and pass, unless
+//! `HERMES_PLUGINS_REQUIRE_NIX=1` (set by CI, which installs `nix-bin`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::world::*;
+use common::{fixture, repo};
+use serde_json::Value;
+
+fn nix_tool(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|c| c.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var("HERMES_PLUGINS_REQUIRE_NIX").as_deref() != Ok("1"),
+            "{name} is required (HERMES_PLUGINS_REQUIRE_NIX=1) but not on PATH"
+        );
+        eprintln!("{name} not found: skipping the comparison with Nix");
+    }
+    found
+}
+
+fn nix_hash(tool: &Path, path: &Path) -> String {
+    let out = Command::new(tool)
+        .args(["--type", "sha256", "--base32"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn ours(args: &[&str]) -> String {
+    let out = bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn bin() -> assert_cmd::Command {
+    common::bin()
+}
+
+/// A tree with everything NAR distinguishes.
+fn awkward_tree(root: &Path) {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    std::fs::create_dir_all(root.join("nested/deeper/empty too")).unwrap();
+    std::fs::write(root.join("plain"), "hello\n").unwrap();
+    std::fs::write(root.join("empty-file"), "").unwrap();
+    std::fs::write(root.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(root.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(root.join("odd name ü ✓"), "unicode\n").unwrap();
+    std::fs::write(root.join("new\nline"), "newline in the name\n").unwrap();
+    std::fs::write(root.join("B-upper"), "sorting\n").unwrap();
+    std::fs::write(root.join("_under"), "sorting\n").unwrap();
+    std::fs::write(
+        root.join("nested/deeper/data.bin"),
+        (0u8..=255).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    symlink("plain", root.join("link")).unwrap();
+    symlink("../nowhere/at all", root.join("dangling")).unwrap();
+    symlink("deeper", root.join("nested/dirlink")).unwrap();
+}
+
+#[test]
+fn nar_hashes_equal_nix_hash() {
+    let Some(tool) = nix_tool("nix-hash") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    awkward_tree(&tree);
+    let single = tmp.path().join("single-file");
+    std::fs::write(&single, "just a file\n").unwrap();
+    for path in [
+        tree.clone(),
+        tree.join("nested"),
+        single,
+        fixture("plugins/summarize-kit"),
+    ] {
+        let expected = nix_hash(&tool, &path);
+        let got = ours(&["nix", "hash", "--base32", path.to_str().unwrap()]);
+        assert_eq!(got, expected, "{}", path.display());
+        // The SRI form is the same digest.
+        let sri = ours(&["nix", "hash", path.to_str().unwrap()]);
+        let hex = Command::new(&tool)
+            .args(["--type", "sha256"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let hex = String::from_utf8_lossy(&hex.stdout).trim().to_string();
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        use base64::Engine as _;
+        assert_eq!(
+            sri,
+            format!(
+                "sha256-{}",
+                base64::engine::general_purpose::STANDARD.encode(bytes)
+            )
+        );
+    }
+}
+
+#[test]
+fn lock_expr_and_offline_build() {
+    let w = World::new();
+    // A "GitHub" repository with the plugin in a subdirectory, served from a local mirror.
+    let mirror = w.tmp.path().join("gh");
+    let src = mirror.join("acme/tools");
+    let rev = git_plugin(
+        &src,
+        Some("plugins/weather"),
+        "weather",
+        "1.0.0",
+        &["weatherlib==1.0.0"],
+    );
+    let instead = format!("https://github.com/={}/", file_url(&mirror));
+    let run = |args: &[&str]| {
+        let out = w
+            .cmd(args)
+            .env("HERMES_PLUGINS_GIT_INSTEAD_OF", &instead)
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&[
+        "install",
+        "https://github.com/acme/tools#plugins/weather",
+        "--enable",
+        "--yes-deps",
+    ]);
+    let lock_path = w.tmp.path().join("hermes-plugins.lock.json");
+    run(&["nix", "lock", "--out", lock_path.to_str().unwrap()]);
+    let lock: Value = serde_json::from_str(&std::fs::read_to_string(&lock_path).unwrap()).unwrap();
+    let pin = &lock["plugins"][0];
+    assert_eq!(pin["fetcher"], "github");
+    assert_eq!(pin["owner"], "acme");
+    assert_eq!(pin["repo"], "tools");
+    assert_eq!(pin["rev"], rev);
+    assert_eq!(pin["subdir"], "plugins/weather");
+    assert_eq!(lock["python"]["packages"].as_array().unwrap().len(), 2);
+
+    // The pinned hash is the NAR hash of the repository tree at rev without .git, as
+    // fetchFromGitHub unpacks it: compare with `git archive` + nix-hash when Nix is here.
+    if let Some(tool) = nix_tool("nix-hash") {
+        let unpacked = w.tmp.path().join("archive");
+        std::fs::create_dir_all(&unpacked).unwrap();
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "git -C '{}' archive --format=tar {rev} | tar -x -C '{}'",
+                src.display(),
+                unpacked.display()
+            ))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let base32 = nix_hash(&tool, &unpacked);
+        assert_eq!(
+            ours(&["nix", "hash", "--base32", unpacked.to_str().unwrap()]),
+            base32
+        );
+        assert_eq!(
+            pin["hash"].as_str().unwrap(),
+            ours(&["nix", "hash", unpacked.to_str().unwrap()])
+        );
+    }
+
+    // Both expression forms parse.
+    let inline = run(&["nix", "expr", "--lock", lock_path.to_str().unwrap()]);
+    assert!(inline.contains("pkgs.fetchFromGitHub"), "{inline}");
+    assert!(inline.contains(&format!("rev = \"{rev}\"")), "{inline}");
+    let generic = run(&["nix", "expr", "--from-json", "hermes-plugins.lock.json"]);
+    if let Some(parse) = nix_tool("nix-instantiate") {
+        for (name, text) in [("inline.nix", &inline), ("generic.nix", &generic)] {
+            let file = w.tmp.path().join(name);
+            std::fs::write(&file, text).unwrap();
+            let out = Command::new(&parse)
+                .arg("--parse")
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name}:\n{text}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+
+    // Offline builds from the fetched tree and a wheel directory: identical twice.
+    let wheels = w.index.wheels().to_path_buf();
+    let fetched = w.tmp.path().join("fetched");
+    let status = Command::new("git")
+        .args(["clone", "-q"])
+        .arg(&src)
+        .arg(&fetched)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::remove_dir_all(fetched.join(".git")).unwrap();
+    let mut hashes = Vec::new();
+    for out_name in ["out-a", "out-b"] {
+        let out_dir = w.tmp.path().join(out_name);
+        let printed = run(&[
+            "--json",
+            "build",
+            "--offline",
+            "--lock",
+            lock_path.to_str().unwrap(),
+            "--wheels",
+            wheels.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--source",
+            &format!("weather={}", fetched.display()),
+        ]);
+        let doc: Value = serde_json::from_str(&printed).unwrap();
+        hashes.push(doc["hash"].as_str().unwrap().to_string());
+        // Nothing inside names the build's own paths.
+        let tmp_str = w.tmp.path().display().to_string();
+        for entry in walk(&out_dir) {
+            if let Ok(text) = std::fs::read_to_string(&entry) {
+                assert!(
+                    !text.contains(&tmp_str),
+                    "{} mentions {tmp_str}",
+                    entry.display()
+                );
+            }
+        }
+        let python = out_dir.join("venv/bin/python");
+        let imported = Command::new(&python)
+            .args(["-c", "import weatherlib; print(weatherlib.__version__)"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&imported.stdout).trim(), "1.0.0");
+        let generation: Value = common::read_json(&out_dir.join("generation.json"));
+        assert_eq!(generation["created"], "2023-11-14T22:13:20Z");
+        assert_eq!(generation["plugins"][0]["path"], "plugins/weather");
+    }
+    assert_eq!(hashes[0], hashes[1]);
+    if let Some(tool) = nix_tool("nix-hash") {
+        let a = nix_hash(&tool, &w.tmp.path().join("out-a"));
+        assert_eq!(
+            ours(&[
+                "nix",
+                "hash",
+                "--base32",
+                w.tmp.path().join("out-b").to_str().unwrap()
+            ]),
+            a
+        );
+    }
+
+    // A source that does not match the lock is refused; nothing is left behind.
+    std::fs::write(
+        fetched.join("plugins/weather/__init__.py"),
+        "tampered = True\n",
+    )
+    .unwrap();
+    let out = w
+        .cmd(&[
+            "build",
+            "--offline",
+            "--lock",
+            lock_path.to_str().unwrap(),
+            "--wheels",
+            wheels.to_str().unwrap(),
+            "--out",
+            w.tmp.path().join("out-c").to_str().unwrap(),
+            "--source",
+            &format!("weather={}", fetched.display()),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NAR hash"));
+    assert!(!w.tmp.path().join("out-c").exists());
+    assert!(!w.tmp.path().join(".out-c.partial").exists());
+    let _ = repo();
+}
+
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if t.is_file() {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
