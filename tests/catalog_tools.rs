@@ -277,5 +277,9 @@ fn search_and_the_kill_list() {
     assert_eq!(code, Some(1), "{err}");
     let (code, _, err) = c.run(&["install", "headlines", "--allow-removed"]);
     assert_eq!(code, Some(0), "{err}");
+    let (_, out, _) = c.run(&["--json", "list"]);
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    let status = listed["plugins"][0]["status"]["default"].as_str().unwrap();
+    assert!(status.starts_with("blocked"), "{status}");
     let _ = Path::new("");
 }

@@ -568,3 +568,25 @@ fn relative_home_records_paths_inside_the_generation() {
     );
     assert!(!env["sys_path"][0].as_str().unwrap().contains(".tmp-"));
 }
+
+#[test]
+fn gc_older_than_keeps_recent_generations() {
+    let w = World::new();
+    let repo = w.tmp.path().join("news");
+    git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
+    w.ok(&["install", &file_url(&repo), "--enable", "--yes-deps"]);
+    w.ok(&["disable", "news"]);
+    w.ok(&["enable", "news", "--yes-deps"]);
+    let gc = w.json(&["generations", "gc", "--older-than", "1d"]);
+    assert_eq!(gc["removed_generations"], serde_json::json!([]));
+    assert!(
+        gc["kept"].to_string().contains("newer than --older-than"),
+        "{gc}"
+    );
+    let gc = w.json(&["generations", "gc", "--older-than", "0s"]);
+    assert_eq!(gc["removed_generations"], serde_json::json!([1]));
+    assert_eq!(
+        w.run(&["generations", "gc", "--older-than", "7 weeks"]).0,
+        Some(2)
+    );
+}

@@ -35,6 +35,9 @@ pub enum GenerationsAction {
         /// Also keep the N newest generations
         #[arg(long, default_value_t = 0)]
         keep: usize,
+        /// Only remove generations older than this (e.g. 7d, 12h, 30m)
+        #[arg(long, value_name = "AGE", value_parser = parse_age)]
+        older_than: Option<jiff::SignedDuration>,
     },
 }
 
@@ -78,12 +81,12 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
                 println!("Rolled back from generation {from} to {to}");
             }
         }
-        GenerationsAction::Gc { keep } => {
+        GenerationsAction::Gc { keep, older_than } => {
             let mut feedback = StderrFeedback::new(global);
             let _lock = manager::begin_writing(&cx.layout, "generations gc", &mut feedback)
                 .map_err(|e| manage::failure(e, global))?;
-            let report =
-                query::collect_garbage(&cx, *keep).map_err(|e| manage::failure(e, global))?;
+            let report = query::collect_garbage(&cx, *keep, *older_than)
+                .map_err(|e| manage::failure(e, global))?;
             if global.json {
                 manage::print_json(&json!(report));
             } else {
@@ -99,4 +102,24 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
         }
     }
     Ok(Status::Ok)
+}
+
+/// `7d`, `12h`, `30m`, `45s` → a duration.
+fn parse_age(text: &str) -> Result<jiff::SignedDuration, String> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: i64 = number
+        .parse()
+        .map_err(|_| format!("`{text}`: expected a number with a unit, like 7d or 12h"))?;
+    let seconds = match unit {
+        "d" => 86_400,
+        "h" => 3_600,
+        "m" => 60,
+        "s" | "" => 1,
+        other => return Err(format!("`{other}`: use d, h, m or s")),
+    };
+    Ok(jiff::SignedDuration::from_secs(n.saturating_mul(seconds)))
 }

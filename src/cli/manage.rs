@@ -175,7 +175,12 @@ pub fn read_context(global: &GlobalArgs) -> Context {
         index: IndexConfig::default(),
         quarantine_days: DEFAULT_DAYS,
         now: jiff::Timestamp::now(),
-        fetch: FetchOptions::default(),
+        fetch: FetchOptions {
+            github_base: None,
+            catalog: std::env::var_os("HERMES_PLUGINS_CATALOG")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+        },
     }
 }
 

@@ -24,6 +24,17 @@ pub struct AuditEntry {
     /// How it was decided: `prompt`, `--grant`, `--yes`, `--yes-deps`, `capabilities --revoke`,
     /// `update` (automatic revocation of capabilities no longer declared), ….
     pub by: String,
+    /// The OS user who ran the command (`$USER`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+}
+
+/// The OS user running this process (`$USER`, else `$LOGNAME`).
+pub fn user() -> Option<String> {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .ok()
+        .filter(|u| !u.is_empty())
 }
 
 /// Appends entries (one `write` per line, `O_APPEND`), then fsyncs.
@@ -82,6 +93,7 @@ mod tests {
             action: action.into(),
             items: vec!["tools.override".into()],
             by: "--grant".into(),
+            user: Some("tester".into()),
         };
         append(&log, &[entry("a", "grant")]).unwrap();
         append(&log, &[entry("b", "grant"), entry("a", "revoke")]).unwrap();

@@ -26,10 +26,12 @@ pub struct GcReport {
 }
 
 /// Collects garbage. `keep` newest generations are kept besides current, its parent and
-/// leased ones; `installed_trees` are store keys of installed plugins (always kept).
+/// leased ones, and so is every generation created after `newer_than` (`--older-than`: only
+/// older ones go); `installed_trees` are store keys of installed plugins (always kept).
 pub fn collect(
     layout: &Layout,
     keep: usize,
+    newer_than: Option<jiff::Timestamp>,
     installed_trees: &BTreeSet<String>,
 ) -> std::io::Result<GcReport> {
     let mut report = GcReport::default();
@@ -48,6 +50,13 @@ pub fn collect(
             Some("parent of current")
         } else if newest.contains(n) {
             Some("kept by --keep")
+        } else if let Some(limit) = newer_than
+            && GenerationDoc::read(&dir)
+                .ok()
+                .and_then(|d| d.created.parse::<jiff::Timestamp>().ok())
+                .is_some_and(|created| created > limit)
+        {
+            Some("newer than --older-than")
         } else if is_locked_by_other(&dir.join("generation.json")) {
             Some("in use by a running agent")
         } else {

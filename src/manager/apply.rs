@@ -495,6 +495,7 @@ pub fn apply(
                         DepsConsent::Yes => "--yes-deps".into(),
                         _ => "prompt".into(),
                     },
+                    user: audit::user(),
                 });
             }
         }

@@ -94,6 +94,7 @@ fn entry(profile: &str, plugin: &str, action: &str, items: Vec<String>, by: &str
         action: action.to_string(),
         items,
         by: by.to_string(),
+        user: audit::user(),
     }
 }
 

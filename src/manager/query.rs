@@ -93,6 +93,17 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
             };
             status.insert(profile.name.clone(), text);
         }
+        if let Some(dir) = &cx.fetch.catalog
+            && let path = dir.join("removed.yaml")
+            && path.exists()
+        {
+            let (list, _) = crate::catalog::removed::load(&path);
+            if crate::catalog::removed::blocked(&list, &p.name, p.source.url.as_deref()).is_some() {
+                for s in status.values_mut() {
+                    *s = format!("blocked ({s}; on the catalog's removal list)");
+                }
+            }
+        }
         let (tools, hooks) = counts(&store, &p.store_key);
         rows.push(ListRow {
             key: p.key.clone(),
@@ -401,14 +412,26 @@ fn apply_edit(
 }
 
 /// `generations gc [--keep N]`.
-pub fn collect_garbage(cx: &Context, keep: usize) -> Result<GcReport, ManagerError> {
+pub fn collect_garbage(
+    cx: &Context,
+    keep: usize,
+    older_than: Option<jiff::SignedDuration>,
+) -> Result<GcReport, ManagerError> {
+    let newer_than = match older_than {
+        Some(age) => Some(
+            jiff::Timestamp::now()
+                .checked_sub(age)
+                .map_err(|e| ManagerError::Usage(format!("--older-than: {e}")))?,
+        ),
+        None => None,
+    };
     let installed = installed(cx)?;
     let trees: BTreeSet<String> = installed
         .plugins
         .values()
         .map(|p| p.store_key.clone())
         .collect();
-    Ok(gc::collect(&cx.layout, keep, &trees)?)
+    Ok(gc::collect(&cx.layout, keep, newer_than, &trees)?)
 }
 
 /// Missing `requires_env` variables of a plugin (neither in the process environment nor in
