@@ -159,6 +159,20 @@ fn unresolvable_plugin_changes_nothing() {
     );
     assert_eq!(w.generation_dirs(), vec!["1".to_string()]);
     assert!(!w.pm().join("journal.json").exists());
+
+    // With --json the conflict comes as data, for Hermes to show in its own words.
+    let (code, out, _) = w.run(&["--json", "enable", "broken", "--yes-deps"]);
+    assert_eq!(code, Some(1));
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["error"]["exit_code"], 1);
+    assert_eq!(
+        doc["error"]["details"]["conflict"]["plugins"],
+        serde_json::json!(["broken"])
+    );
+    assert_eq!(
+        std::fs::read(w.home.join("config.yaml")).unwrap(),
+        config_before
+    );
 }
 
 #[test]

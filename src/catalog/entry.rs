@@ -62,7 +62,7 @@ static ENV_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Z][A-Z0-9_]*$").expect("valid regex"));
 
 /// One catalog entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Entry {
     /// The file it was read from.
     pub file: PathBuf,
@@ -171,27 +171,7 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
     let mut maintainer_seen = false;
     let mut e = Entry {
         file: sink.file.to_path_buf(),
-        name: String::new(),
-        repo: String::new(),
-        sha: String::new(),
-        subdir: None,
-        tier: None,
-        description: None,
-        maintainer: None,
-        category: None,
-        requires_hermes: None,
-        version: None,
-        platforms: Vec::new(),
-        docs_url: None,
-        title: None,
-        image: None,
-        screenshots: Vec::new(),
-        readme: None,
-        known_issues: Vec::new(),
-        tags: Vec::new(),
-        requires_plugins: Vec::new(),
-        capabilities: None,
-        positions: EntryPositions::default(),
+        ..Entry::default()
     };
     for item in root.as_map().unwrap_or_default() {
         let key = item.key.as_str();

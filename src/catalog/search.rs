@@ -72,7 +72,7 @@ pub fn search(entries: &[Entry], query: &str) -> Vec<Hit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::entry::{EntryCapabilities, EntryPositions};
+    use crate::catalog::entry::EntryCapabilities;
     use std::path::PathBuf;
 
     fn entry(name: &str, description: &str, tags: &[&str], tools: &[&str]) -> Entry {
@@ -81,27 +81,15 @@ mod tests {
             name: name.into(),
             repo: format!("https://github.com/o/{name}"),
             sha: "0".repeat(40),
-            subdir: None,
             tier: Some("community".into()),
             description: Some(description.into()),
             maintainer: Some("o".into()),
-            category: None,
-            requires_hermes: None,
-            version: None,
-            platforms: Vec::new(),
-            docs_url: None,
-            title: None,
-            image: None,
-            screenshots: Vec::new(),
-            readme: None,
-            known_issues: Vec::new(),
             tags: tags.iter().map(|s| s.to_string()).collect(),
-            requires_plugins: Vec::new(),
             capabilities: Some(EntryCapabilities {
                 provides_tools: tools.iter().map(|s| s.to_string()).collect(),
                 ..EntryCapabilities::default()
             }),
-            positions: EntryPositions::default(),
+            ..Entry::default()
         }
     }
 

@@ -167,14 +167,8 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
             let r =
                 review::review(entry, base.as_deref(), scratch.path()).map_err(|e| match e {
-                    review::ReviewError::Entry(m) => CliError {
-                        status: Status::Failed,
-                        message: m,
-                    },
-                    review::ReviewError::Fetch(m) => CliError {
-                        status: Status::Failed,
-                        message: m,
-                    },
+                    review::ReviewError::Entry(m) => CliError::failed(m),
+                    review::ReviewError::Fetch(m) => CliError::failed(m),
                 })?;
             let format = if global.json {
                 ReviewFormat::Json

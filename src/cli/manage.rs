@@ -17,7 +17,7 @@ use crate::resolve::quarantine::{self, DEFAULT_DAYS};
 use crate::source::FetchOptions;
 
 use super::resolve::print_conflict;
-use super::{CliError, GlobalArgs, Status};
+use super::{CliError, GlobalArgs};
 
 /// Options of every command that resolves: Hermes core, the interpreter, the index, the
 /// quarantine.
@@ -330,24 +330,22 @@ impl Feedback for StderrFeedback {
 /// Maps an operation failure to the CLI's error (printing conflicts in full).
 pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
     match error {
-        ManagerError::Refused(m) => CliError {
-            status: Status::Failed,
-            message: m,
-        },
+        ManagerError::Refused(m) => CliError::failed(m),
         ManagerError::Conflict(c) => {
             if !global.json {
                 print_conflict(&c, false, &[]);
             }
-            CliError {
-                status: Status::Failed,
-                message: format!(
-                    "{}; nothing was changed",
-                    c.sentences
-                        .first()
-                        .cloned()
-                        .unwrap_or_else(|| "no solution".into())
-                ),
-            }
+            let mut err = CliError::failed(format!(
+                "{}; nothing was changed",
+                c.sentences
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| "no solution".into())
+            ));
+            err.details = serde_json::to_value(&*c)
+                .ok()
+                .map(|v| serde_json::json!({ "conflict": v }));
+            err
         }
         ManagerError::Usage(m) => CliError::usage(m),
         ManagerError::Environment(m) => CliError::environment(m),

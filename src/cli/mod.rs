@@ -51,23 +51,32 @@ pub struct CliError {
     pub status: Status,
     /// What went wrong and what to do.
     pub message: String,
+    /// Structured detail for `--json` (a conflict's plugins, packages, versions, dates).
+    pub details: Option<serde_json::Value>,
 }
 
 impl CliError {
+    fn new(status: Status, message: impl Into<String>) -> Self {
+        CliError {
+            status,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// A refusal: validation failed, consent refused, a conflict (exit 1).
+    pub fn failed(message: impl Into<String>) -> Self {
+        CliError::new(Status::Failed, message)
+    }
+
     /// A usage error (exit 2).
     pub fn usage(message: impl Into<String>) -> Self {
-        CliError {
-            status: Status::Usage,
-            message: message.into(),
-        }
+        CliError::new(Status::Usage, message)
     }
 
     /// An environment error (exit 3).
     pub fn environment(message: impl Into<String>) -> Self {
-        CliError {
-            status: Status::Environment,
-            message: message.into(),
-        }
+        CliError::new(Status::Environment, message)
     }
 }
 
@@ -254,7 +263,10 @@ pub fn main() -> ExitCode {
         Ok(status) => ExitCode::from(status.code()),
         Err(err) => {
             if cli.global.json {
-                let doc = serde_json::json!({ "error": { "exit_code": err.status.code(), "message": err.message } });
+                let mut doc = serde_json::json!({ "error": { "exit_code": err.status.code(), "message": err.message } });
+                if let Some(details) = &err.details {
+                    doc["error"]["details"] = details.clone();
+                }
                 let _ = writeln!(
                     std::io::stdout(),
                     "{}",

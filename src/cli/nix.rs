@@ -171,10 +171,7 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         store: Some(Layout::new(&home(global)).store()),
     };
     let doc = build::build(&request).map_err(|e| match e {
-        build::BuildError::Source(m) => CliError {
-            status: super::Status::Failed,
-            message: m,
-        },
+        build::BuildError::Source(m) => CliError::failed(m),
         other => CliError::environment(other.to_string()),
     })?;
     let hash = nix::hash_path(&args.out).map_err(|e| CliError::environment(e.to_string()))?;

@@ -63,15 +63,20 @@ pub fn pins(lock: &Lock) -> Result<Vec<Pin>, BuildError> {
         .collect()
 }
 
-/// The relative path from `plugins/<key>` back to the home's `pm/` directory.
-fn link_target(key: &str, store_key: &str) -> PathBuf {
-    // generations/<N>/plugins/<key…> → up to pm/: 3 levels + one per extra key segment.
-    let depth = 3 + key.matches('/').count();
+/// The relative target of the link `plugins/<key>` that points at `store/<store_key>`, where
+/// `store/` sits `levels` directories above `plugins/` (1 in a self-contained generation,
+/// 3 under `pm/`: `generations/<N>/plugins`). Category keys (`tools/weather`) nest one deeper.
+pub fn store_link(key: &str, levels: usize, store_key: &str) -> PathBuf {
     let mut target = PathBuf::new();
-    for _ in 0..depth {
+    for _ in 0..levels + key.matches('/').count() {
         target.push("..");
     }
     target.join("store").join(store_key)
+}
+
+/// The link target from `generations/<N>/plugins/<key>` up to `pm/store/<store_key>`.
+fn link_target(key: &str, store_key: &str) -> PathBuf {
+    store_link(key, 3, store_key)
 }
 
 /// Builds the generation in `staging` (which must not exist). `doc.python` is filled in from

@@ -146,6 +146,22 @@ pub fn begin_writing(
     Ok(lock)
 }
 
+/// The kill-list entry (SRC-4) naming `name` or `repo` in the configured catalog's
+/// `removed.yaml`, if any.
+pub fn removed_entry(
+    cx: &Context,
+    name: &str,
+    repo: Option<&str>,
+) -> Option<(std::path::PathBuf, crate::catalog::Removed)> {
+    let path = cx.fetch.catalog.as_ref()?.join("removed.yaml");
+    if !path.exists() {
+        return None;
+    }
+    let (list, _) = crate::catalog::removed::load(&path);
+    let hit = crate::catalog::removed::blocked(&list, name, repo)?.clone();
+    Some((path, hit))
+}
+
 /// The kill list (SRC-4): refuses a plugin the catalog's `removed.yaml` lists (by name or by
 /// normalised repository URL) unless `allow` (`--allow-removed`), which only warns.
 pub fn check_removed(
@@ -155,15 +171,7 @@ pub fn check_removed(
     allow: bool,
     feedback: &mut dyn Feedback,
 ) -> Result<(), ManagerError> {
-    let Some(dir) = &cx.fetch.catalog else {
-        return Ok(());
-    };
-    let path = dir.join("removed.yaml");
-    if !path.exists() {
-        return Ok(());
-    }
-    let (list, _) = crate::catalog::removed::load(&path);
-    let Some(hit) = crate::catalog::removed::blocked(&list, name, repo) else {
+    let Some((path, hit)) = removed_entry(cx, name, repo) else {
         return Ok(());
     };
     let why = format!(

@@ -93,15 +93,9 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
             };
             status.insert(profile.name.clone(), text);
         }
-        if let Some(dir) = &cx.fetch.catalog
-            && let path = dir.join("removed.yaml")
-            && path.exists()
-        {
-            let (list, _) = crate::catalog::removed::load(&path);
-            if crate::catalog::removed::blocked(&list, &p.name, p.source.url.as_deref()).is_some() {
-                for s in status.values_mut() {
-                    *s = format!("blocked ({s}; on the catalog's removal list)");
-                }
+        if super::removed_entry(cx, &p.name, p.source.url.as_deref()).is_some() {
+            for s in status.values_mut() {
+                *s = format!("blocked ({s}; on the catalog's removal list)");
             }
         }
         let (tools, hooks) = counts(&store, &p.store_key);

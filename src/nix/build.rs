@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::lock::{Fetch, NixLock};
-use crate::generation::build::plugin_path;
+use crate::generation::build::{plugin_path, store_link};
 use crate::generation::doc::{
     GENERATION_FORMAT, GenPlugin, GenerationDoc, ProfileSelection, PythonEnv,
 };
@@ -180,12 +180,7 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
         if let Some(parent) = link.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         }
-        let depth = 1 + pin.key.matches('/').count();
-        let mut target = PathBuf::new();
-        for _ in 0..depth {
-            target.push("..");
-        }
-        std::os::unix::fs::symlink(target.join("store").join(&entry.key), &link)
+        std::os::unix::fs::symlink(store_link(&pin.key, 1, &entry.key), &link)
             .map_err(|e| io(&link, e))?;
         let (spec, url) = match &pin.fetch {
             Fetch::Github { owner, repo } => (

@@ -9,6 +9,7 @@ import os
 import pty
 import select
 import sys
+import termios
 import time
 
 command = json.loads(sys.argv[1])
@@ -32,6 +33,12 @@ while time.time() < deadline:
         transcript += data
     if answers and answers[0][0].encode() in transcript[seen:]:
         seen = len(transcript)
+        if "(hidden)" in answers[0][0]:
+            # A person types after the terminal stops echoing; wait for that too, or the
+            # answer could race the program switching echo off.
+            limit = time.time() + 5
+            while time.time() < limit and termios.tcgetattr(fd)[3] & termios.ECHO:
+                time.sleep(0.01)
         os.write(fd, (answers.pop(0)[1] + "\n").encode())
 _, status = os.waitpid(pid, 0)
 sys.stdout.write(transcript.decode(errors="replace"))

@@ -44,7 +44,8 @@ use serde_json::Value as J;
 
 use super::{
     Doc, Edit, EditError, FlowSeq, Header, LIMITS, PLUGINS, SeqStyle, is_ws, line_number,
-    render_name, scan_flow_item, skip_flow_space, skip_quoted, spaces, splice, strip_comment,
+    render_name, scan_flow_collection, scan_flow_item, skip_flow_space, skip_quoted, spaces,
+    splice, strip_comment,
 };
 use crate::located::{Dialect, Entry, Node, Value, yaml};
 
@@ -413,33 +414,7 @@ fn scan_flow_pair(b: &[u8], i: usize) -> Option<usize> {
 
 /// Finds the `key: value` items of the flow mapping whose `{` is at `open`.
 fn scan_flow_map(b: &[u8], open: usize) -> Option<FlowSeq> {
-    let mut i = open + 1;
-    let mut items = Vec::new();
-    let mut want_item = true;
-    loop {
-        i = skip_flow_space(b, i);
-        match *b.get(i)? {
-            b'}' => {
-                return Some(FlowSeq {
-                    open,
-                    close: i,
-                    items,
-                });
-            }
-            b',' if !want_item => {
-                want_item = true;
-                i += 1;
-            }
-            b']' => return None,
-            _ if want_item => {
-                let end = scan_flow_pair(b, i)?;
-                items.push((i, end));
-                i = end;
-                want_item = false;
-            }
-            _ => return None,
-        }
-    }
+    scan_flow_collection(b, open, b'}', scan_flow_pair)
 }
 
 impl Doc<'_> {

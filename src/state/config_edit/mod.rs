@@ -1207,13 +1207,24 @@ fn scan_flow_item(b: &[u8], i: usize) -> Option<usize> {
 
 /// Finds the items of the flow sequence whose `[` is at `open`.
 fn scan_flow_seq(b: &[u8], open: usize) -> Option<FlowSeq> {
+    scan_flow_collection(b, open, b']', scan_flow_item)
+}
+
+/// Finds the items of the flow collection opened at `open` and closed by `close`, each item
+/// spanned by `item` (a sequence item, or a mapping's `key: value` pair).
+fn scan_flow_collection(
+    b: &[u8],
+    open: usize,
+    close: u8,
+    item: fn(&[u8], usize) -> Option<usize>,
+) -> Option<FlowSeq> {
     let mut i = open + 1;
     let mut items = Vec::new();
     let mut want_item = true;
     loop {
         i = skip_flow_space(b, i);
         match *b.get(i)? {
-            b']' => {
+            c if c == close => {
                 return Some(FlowSeq {
                     open,
                     close: i,
@@ -1224,8 +1235,9 @@ fn scan_flow_seq(b: &[u8], open: usize) -> Option<FlowSeq> {
                 want_item = true;
                 i += 1;
             }
+            b']' | b'}' => return None,
             _ if want_item => {
-                let end = scan_flow_item(b, i)?;
+                let end = item(b, i)?;
                 items.push((i, end));
                 i = end;
                 want_item = false;
