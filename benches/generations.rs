@@ -236,6 +236,33 @@ fn main() {
     println!("rollback:");
     line("generations rollback (1 package)", &small);
     line("generations rollback (40 packages)", &large);
+
+    // 4. install of a plugin with 99 000 files (just under the 100 000-entry walk limit: more is
+    //    refused as unexamined): fetch, store copy, validation, NAR hash.
+    let many = tmp.path().join("many");
+    for i in 0..99_000 {
+        let dir = many.join(format!("data/d{:03}", i / 1000));
+        if i % 1000 == 0 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    std::fs::write(
+        many.join("plugin.yaml"),
+        "name: many\nversion: \"1\"\ndescription: a plugin of 99 000 files\n",
+    )
+    .unwrap();
+    std::fs::write(many.join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
+    let installs = time(3.min(iterations), || {
+        let start = Instant::now();
+        must(hp(&home, &url, &["install", many.to_str().unwrap()]));
+        let t = start.elapsed();
+        must(hp(&home, &url, &["remove", "many"]));
+        must(hp(&home, &url, &["generations", "gc", "--keep", "1"]));
+        t
+    });
+    println!("install of a plugin with 99 000 files:");
+    line("hermes-plugins install (copy, validate, store)", &installs);
 }
 
 fn current(home: &Path) -> u64 {

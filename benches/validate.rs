@@ -4,6 +4,10 @@
 //! `cargo bench --bench validate -- [DIR] [ITERATIONS]` (default: the Hermes 0.19.0 corpus next
 //! to the checkout, else fixtures/; 50 iterations). Prints min / median / max wall time. Peak
 //! RSS of the real binary is measured separately with `/usr/bin/time -v` (see docs/benchmarks.md).
+//!
+//! `cargo bench --bench validate -- --parsers` instead measures the YAML and JSON readers and a
+//! whole manifest load on documents of 10k, 40k and 160k items (lists and mappings): time per
+//! item must stay flat (linear readers; hostile manifests cannot make them quadratic).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -31,7 +35,101 @@ fn validate_once(dir: &std::path::Path) -> usize {
     std::hint::black_box(tree.packages.len()) + findings
 }
 
+/// Median time of `f` over a few runs.
+fn median(runs: usize, mut f: impl FnMut()) -> Duration {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// The reader benchmark (`--parsers`).
+fn parsers() {
+    use hermes_plugins::located::{Limits, json, yaml};
+    let limits = Limits {
+        max_nodes: 10_000_000,
+        ..Limits::default()
+    };
+    println!("readers: median of 5 runs; per-item time must stay flat as documents grow");
+    for items in [10_000usize, 40_000, 160_000] {
+        let list: String = (0..items).map(|i| format!("  - tool_{i}\n")).collect();
+        let yaml_list = format!("provides_tools:\n{list}");
+        let yaml_map: String = (0..items)
+            .map(|i| format!("k{i}: {{type: string}}\n"))
+            .collect();
+        let json_map = format!(
+            "{{{}}}",
+            (0..items)
+                .map(|i| format!("\"k{i}\": {{\"a\": 1}}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = format!("name: p\nversion: \"1\"\ndescription: d\nprovides_hooks:\n{list}");
+        std::fs::write(dir.path().join("plugin.yaml"), &manifest).unwrap();
+        std::fs::write(
+            dir.path().join("__init__.py"),
+            "def register(ctx):\n    pass\n",
+        )
+        .unwrap();
+        let mut rows = vec![
+            (
+                "yaml list",
+                median(5, || {
+                    std::hint::black_box(yaml::parse(&yaml_list, limits).unwrap());
+                }),
+            ),
+            (
+                "yaml mapping",
+                median(5, || {
+                    std::hint::black_box(yaml::parse(&yaml_map, limits).unwrap());
+                }),
+            ),
+            (
+                "json object",
+                median(5, || {
+                    std::hint::black_box(json::parse(&json_map, limits).unwrap());
+                }),
+            ),
+        ];
+        // Manifests are limited to 1 MiB (and 100 000 values): only the sizes that load.
+        if items <= 40_000 {
+            rows.push((
+                "manifest (provides_hooks)",
+                median(5, || {
+                    let candidate = package::Candidate {
+                        dir: dir.path().to_path_buf(),
+                        category: None,
+                        manifest: package::ManifestKind::Native {
+                            file: "plugin.yaml",
+                            shadowed_yml: false,
+                            shadowed_json: false,
+                        },
+                    };
+                    std::hint::black_box(package::load(&candidate, Mode::Validate));
+                }),
+            ));
+        }
+        for (what, t) in rows {
+            println!(
+                "{items:>7} items  {what:<24} {:>9.2} ms  {:>7.3} µs/item",
+                t.as_secs_f64() * 1000.0,
+                t.as_secs_f64() * 1e6 / items as f64
+            );
+        }
+    }
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "--parsers") {
+        parsers();
+        return;
+    }
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))

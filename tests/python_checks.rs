@@ -54,8 +54,14 @@ const PYTHON: &[(&str, Findings)] = &[
         ],
     ),
     ("security-curl-pipe-sh", &[("security-scan", E)]),
-    ("security-decode-and-exec", &[("security-scan", E)]),
-    ("security-dynamic-eval", &[("security-scan", E)]),
+    (
+        "security-decode-and-exec",
+        &[("declared-tools", W), ("security-scan", E)],
+    ),
+    (
+        "security-dynamic-eval",
+        &[("declared-tools", W), ("security-scan", E)],
+    ),
     ("security-native-binary", &[("security-scan", E)]),
     ("security-restricted-eval", &[("security-scan", W)]),
     ("security-reverse-shell", &[("security-scan", E); 3]),

@@ -52,6 +52,20 @@ fn required_fields(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
                 Diagnostic::error(CheckId::ManifestFields, file, v.pos, format!("`{field}` is empty"))
                     .value(&v.value),
             ),
+            Some(v) if field == "name" => {
+                if let Err(e) = crate::home::check_name(&v.value) {
+                    out.push(
+                        Diagnostic::error(
+                            CheckId::ManifestFields,
+                            file,
+                            v.pos,
+                            format!("`name` cannot be a plugin name: {}", e.reason),
+                        )
+                        .value(crate::text::escape(&v.value))
+                        .hint("Hermes uses the name as a directory and module name: use 1-64 ASCII letters, digits, `-` and `_`, e.g. `my-plugin`."),
+                    );
+                }
+            }
             Some(_) => {}
         }
     }

@@ -142,15 +142,7 @@ pub fn run_all(
 /// Bytes of Python source in a package (the main cost of validating it).
 fn source_bytes(package: &LoadedPackage) -> u64 {
     let Some(root) = &package.root else { return 0 };
-    walkdir::WalkDir::new(root.path())
-        .follow_links(false)
-        .max_depth(16)
-        .into_iter()
-        .flatten()
-        .take(10_000)
-        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "py"))
-        .map(|e| e.metadata().map_or(0, |m| m.len()))
-        .sum()
+    root.tree().files_with_extension("py").map(|e| e.size).sum()
 }
 
 /// Whether findings fail validation: any error, or any warning under `--strict`.

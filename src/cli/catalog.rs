@@ -149,9 +149,9 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             } else {
                 *format
             };
-            print!(
-                "{}",
-                render(&report, format, global, &catalog::finding::rules())
+            super::emit(
+                &render(&report, format, global, &catalog::finding::rules()),
+                true,
             );
             Ok(if report.summary.failed == 0 {
                 Status::Ok
@@ -184,7 +184,10 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                     report::sarif::render(&review::to_report(&r), &review::rules()) + "\n"
                 }
             };
-            print!("{text}");
+            super::emit(
+                &text,
+                matches!(format, ReviewFormat::Json | ReviewFormat::Sarif),
+            );
             Ok(if r.ok { Status::Ok } else { Status::Failed })
         }
         CatalogAction::ResolveAll {
@@ -258,7 +261,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 }
                 ResolveAllFormat::Github => resolve_all::github(&result),
             };
-            print!("{text}");
+            super::emit(&text, matches!(format, ResolveAllFormat::Json));
             Ok(if result.entries.iter().all(|e| e.ok) {
                 Status::Ok
             } else {
@@ -283,10 +286,10 @@ pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError
     if global.json {
         manage::print_json(&serde_json::json!({ "query": args.query, "results": hits }));
     } else if hits.is_empty() {
-        println!("No catalog entry matches `{}`", args.query);
+        outln!("No catalog entry matches `{}`", args.query);
     } else {
         for h in &hits {
-            println!(
+            outln!(
                 "{:<28} {:<10} {:>2} tool(s)  {}",
                 h.name,
                 h.tier.as_deref().unwrap_or("community"),

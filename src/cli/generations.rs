@@ -50,10 +50,10 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
             if global.json {
                 manage::print_json(&json!({ "generations": rows }));
             } else if rows.is_empty() {
-                println!("No generations under {}", cx.layout.generations().display());
+                outln!("No generations under {}", cx.layout.generations().display());
             } else {
                 for r in rows {
-                    println!(
+                    outln!(
                         "{} {:>4}  {}  {:<28} {} package(s), plugins: {}",
                         if r.current { "*" } else { " " },
                         r.number,
@@ -78,7 +78,7 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
             if global.json {
                 manage::print_json(&json!({ "from": from, "to": to }));
             } else {
-                println!("Rolled back from generation {from} to {to}");
+                outln!("Rolled back from generation {from} to {to}");
             }
         }
         GenerationsAction::Gc { keep, older_than } => {
@@ -90,13 +90,13 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
             if global.json {
                 manage::print_json(&json!(report));
             } else {
-                println!(
+                outln!(
                     "Removed {} generation(s) and {} store tree(s)",
                     report.removed_generations.len(),
                     report.removed_trees.len()
                 );
                 for (n, why) in &report.kept {
-                    println!("  kept {n}: {why}");
+                    outln!("  kept {n}: {why}");
                 }
             }
         }

@@ -39,7 +39,7 @@ pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         return Ok(Status::Ok);
     }
     if rows.is_empty() {
-        println!("No plugins installed under {}", cx.layout.pm.display());
+        outln!("No plugins installed under {}", cx.layout.pm.display());
     }
     for r in rows {
         let status: Vec<String> = r
@@ -53,7 +53,7 @@ pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 }
             })
             .collect();
-        println!(
+        outln!(
             "{:<24} {:<10} {:<9} {:<22} {:<12} tools {} hooks {}  [{}]",
             r.key,
             r.version.unwrap_or_default(),
@@ -77,14 +77,19 @@ pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             .as_str()
             .unwrap_or(&args.name)
             .to_string();
-        let entries = crate::consent::audit::read(&cx.layout.pm.join("audit.log"), Some(&key))
+        let entries = crate::consent::audit::read(&cx.layout.audit_log(), Some(&key))
             .map_err(|e| CliError::environment(e.to_string()))?;
         doc["audit"] = json!(entries);
     }
     if global.json {
         manage::print_json(&doc);
     } else {
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        println!(
+            "{}",
+            crate::text::redact_credentials(
+                &serde_json::to_string_pretty(&doc).unwrap_or_default()
+            )
+        );
     }
     Ok(Status::Ok)
 }
@@ -97,20 +102,20 @@ pub fn env(global: &GlobalArgs) -> Result<Status, CliError> {
         manage::print_json(&doc);
         return Ok(Status::Ok);
     }
-    println!(
+    outln!(
         "generation {} ({})",
         doc["generation"],
         doc["path"].as_str().unwrap_or("")
     );
-    println!(
+    outln!(
         "python     {}",
         doc["python"]["executable"].as_str().unwrap_or("")
     );
     for p in doc["sys_path"].as_array().into_iter().flatten() {
-        println!("sys.path   {}", p.as_str().unwrap_or(""));
+        outln!("sys.path   {}", p.as_str().unwrap_or(""));
     }
     for p in doc["plugins"].as_array().into_iter().flatten() {
-        println!(
+        outln!(
             "plugin     {} ({}) {}",
             p["key"].as_str().unwrap_or(""),
             p["kind"].as_str().unwrap_or(""),
@@ -129,11 +134,11 @@ pub fn verify(global: &GlobalArgs) -> Result<Status, CliError> {
             &json!({ "generation": number, "ok": problems.is_empty(), "problems": problems }),
         );
     } else if problems.is_empty() {
-        println!("generation {number}: ok");
+        outln!("generation {number}: ok");
     } else {
-        println!("generation {number}: {} problem(s)", problems.len());
+        outln!("generation {number}: {} problem(s)", problems.len());
         for p in &problems {
-            println!("  {}: {}", p.subject, p.message);
+            outln!("  {}: {}", p.subject, p.message);
         }
     }
     Ok(if problems.is_empty() {

@@ -62,12 +62,6 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         _ => DepsConsent::Ask,
     };
     let mut feedback = StderrFeedback::new(global);
-    let _lock = manager::begin_writing(
-        &cx.layout,
-        &format!("install {}", args.source),
-        &mut feedback,
-    )
-    .map_err(|e| manage::failure(e, global))?;
     let (grant, revoke) = args.grants.split();
     let request = InstallRequest {
         spec,
@@ -95,10 +89,10 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         }));
     } else {
         for w in &outcome.warnings {
-            eprintln!("warning: {w}");
+            errln!("warning: {w}");
         }
         let p = &outcome.plugin;
-        println!(
+        outln!(
             "Installed {} {} ({}) from {}{}",
             p.key,
             p.version.as_deref().unwrap_or(""),
@@ -111,13 +105,13 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 .unwrap_or_default()
         );
         match &outcome.applied {
-            Some(a) if a.published => println!(
+            Some(a) if a.published => outln!(
                 "Enabled in profile `{}`; generation {} is current",
                 cx.profile,
                 a.generation.unwrap_or(0)
             ),
-            _ if outcome.enabled => println!("Enabled in profile `{}`", cx.profile),
-            _ => println!("Disabled; enable it with `hermes-plugins enable {}`", p.key),
+            _ if outcome.enabled => outln!("Enabled in profile `{}`", cx.profile),
+            _ => outln!("Disabled; enable it with `hermes-plugins enable {}`", p.key),
         }
     }
     Ok(Status::Ok)

@@ -9,7 +9,8 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::generation::layout::Layout;
+use crate::generation::wheels::WheelLimits;
+use crate::home::Layout;
 use crate::manager::{Context, Feedback, ManagerError, Prompter};
 use crate::resolve::engine::IndexConfig;
 use crate::resolve::inputs::{self, CoreInputs};
@@ -160,7 +161,28 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs) -> Result<Context, CliError> 
                 .filter(|s| !s.is_empty()),
             catalog: env.catalog.clone(),
         },
+        wheel_limits: wheel_limits()?,
     })
+}
+
+/// Bounds on each wheel: `HERMES_PLUGINS_MAX_WHEEL_SIZE` (bytes it may unpack to; default
+/// 4 GiB), else the defaults.
+pub fn wheel_limits() -> Result<WheelLimits, CliError> {
+    let mut limits = WheelLimits::default();
+    if let Some(value) = std::env::var_os("HERMES_PLUGINS_MAX_WHEEL_SIZE").filter(|v| !v.is_empty())
+    {
+        limits.max_unpacked = value
+            .to_str()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|v| *v > 0)
+            .ok_or_else(|| {
+                CliError::usage(format!(
+                    "HERMES_PLUGINS_MAX_WHEEL_SIZE must be a number of bytes, not `{}`",
+                    crate::text::escape(&value.to_string_lossy())
+                ))
+            })?;
+    }
+    Ok(limits)
 }
 
 /// A context for commands that never resolve (no interpreter needed).
@@ -181,6 +203,7 @@ pub fn read_context(global: &GlobalArgs) -> Context {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
         },
+        wheel_limits: WheelLimits::default(),
     }
 }
 
@@ -197,7 +220,7 @@ pub struct TerminalPrompter;
 impl Prompter for TerminalPrompter {
     fn confirm(&mut self, text: &str, question: &str) -> bool {
         let mut err = std::io::stderr();
-        let _ = write!(err, "{text}{question} [y/N] ");
+        let _ = write!(err, "{}{question} [y/N] ", super::shown(text));
         let _ = err.flush();
         let mut line = String::new();
         if std::io::stdin().lock().read_line(&mut line).is_err() {
@@ -210,7 +233,9 @@ impl Prompter for TerminalPrompter {
         let mut err = std::io::stderr();
         let _ = write!(
             err,
-            "{text}{label}{}: ",
+            "{}{}{}: ",
+            super::shown(text),
+            super::shown(label),
             if secret { " (hidden)" } else { "" }
         );
         let _ = err.flush();
@@ -287,7 +312,7 @@ impl Feedback for StderrFeedback {
                 ProgressStyle::with_template("{spinner} {msg} {elapsed}")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
-            bar.set_message(message.to_string());
+            bar.set_message(super::shown(message));
             bar.enable_steady_tick(Duration::from_millis(100));
             self.bar = Some(bar);
         } else {
@@ -300,8 +325,8 @@ impl Feedback for StderrFeedback {
             return;
         }
         match &self.bar {
-            Some(bar) => bar.println(format!("note: {message}")),
-            None => eprintln!("note: {message}"),
+            Some(bar) => bar.println(format!("note: {}", super::shown(message))),
+            None => errln!("note: {message}"),
         }
     }
 
@@ -352,10 +377,9 @@ pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
     }
 }
 
-/// Prints a JSON document on stdout.
+/// Prints a JSON document on stdout (serde escapes control characters; credentials in URLs
+/// are redacted).
 pub fn print_json(value: &serde_json::Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).unwrap_or_default()
-    );
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    println!("{}", crate::text::redact_credentials(&text));
 }

@@ -1,5 +1,22 @@
 //! The command line: argument definitions, global options, exit codes, and dispatch to one
 //! module per command. Commands compose library modules; they hold no business rules.
+//!
+//! Everything printed for people goes through [`shown`] (or the [`outln!`] macro): control
+//! characters from untrusted input are escaped and credentials in URLs redacted.
+
+/// `println!` for the CLI's own output: the line is passed through [`shown`].
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        println!("{}", $crate::cli::shown(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!` for the CLI's own messages: the line is passed through [`shown`].
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::cli::shown(&format!($($arg)*)))
+    };
+}
 
 pub mod catalog;
 pub mod completions;
@@ -18,6 +35,24 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Text as it may be shown: credentials in URLs redacted, control characters other than
+/// newline and tab escaped (see [`crate::text`]).
+pub fn shown(text: &str) -> String {
+    crate::text::for_terminal(&crate::text::redact_credentials(text)).into_owned()
+}
+
+/// Prints a rendered document on stdout. `escaped`: the renderer already escaped what it
+/// took from untrusted input (JSON and SARIF through serde, the report renderers with
+/// [`crate::text`]), so only credentials are redacted; otherwise the text goes through
+/// [`shown`].
+pub fn emit(text: &str, escaped: bool) {
+    if escaped {
+        print!("{}", crate::text::redact_credentials(text));
+    } else {
+        print!("{}", shown(text));
+    }
+}
 
 /// Exit status of a command (SPEC §10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,15 +249,64 @@ fn init_logging(global: &GlobalArgs) {
             .clone()
             .unwrap_or_else(|| format!("hermes_plugins={level}")),
     );
+    // Log lines carry URLs, paths and names from untrusted input: each line is redacted and
+    // escaped (so the formatter's own colours are off).
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal());
+        .with_writer(|| LogLine(Vec::new()))
+        .with_ansi(false);
     let _ = if custom.is_some() {
         builder.with_target(true).try_init()
     } else {
         builder.with_target(false).without_time().try_init()
     };
+}
+
+/// Git's connect and stall limits: `HERMES_PLUGINS_GIT_CONNECT_TIMEOUT` and
+/// `HERMES_PLUGINS_GIT_TIMEOUT` (seconds), else the defaults (30 s, 60 s).
+fn git_timeouts() -> Result<crate::source::git::Timeouts, CliError> {
+    let mut t = crate::source::git::Timeouts::default();
+    for (name, slot) in [
+        ("HERMES_PLUGINS_GIT_CONNECT_TIMEOUT", &mut t.connect),
+        ("HERMES_PLUGINS_GIT_TIMEOUT", &mut t.stall),
+    ] {
+        if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
+            let seconds = value
+                .to_str()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|s| (1..=86_400).contains(s))
+                .ok_or_else(|| {
+                    CliError::usage(format!(
+                        "{name} must be a number of seconds between 1 and 86400, not `{}`",
+                        crate::text::escape(&value.to_string_lossy())
+                    ))
+                })?;
+            *slot = std::time::Duration::from_secs(seconds);
+        }
+    }
+    Ok(t)
+}
+
+/// One log event, collected and written to stderr through [`shown`] when the formatter is done
+/// with it.
+struct LogLine(Vec<u8>);
+
+impl Write for LogLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.0);
+        let _ = std::io::stderr().write_all(shown(&text).as_bytes());
+    }
 }
 
 /// Parses arguments, runs the command and returns the process exit code.
@@ -238,6 +322,18 @@ pub fn main() -> ExitCode {
         }
     };
     init_logging(&cli.global);
+    if !crate::home::is_profile(&cli.global.profile) {
+        let err = CliError::usage(format!(
+            "`{}` is not a profile name: use `default` or 1-64 lowercase letters, digits, `_` and `-`, starting with a letter or digit (as Hermes does)",
+            crate::text::escape(&cli.global.profile)
+        ));
+        let _ = writeln!(std::io::stderr(), "error: {}", shown(&err.message));
+        return ExitCode::from(err.status.code());
+    }
+    if let Err(err) = git_timeouts().map(crate::source::git::Timeouts::install) {
+        let _ = writeln!(std::io::stderr(), "error: {}", shown(&err.message));
+        return ExitCode::from(err.status.code());
+    }
     let result = match &cli.command {
         Command::Validate(args) => validate::run(args, &cli.global),
         Command::Resolve(args) => resolve::run(args, &cli.global),
@@ -263,7 +359,8 @@ pub fn main() -> ExitCode {
         Ok(status) => ExitCode::from(status.code()),
         Err(err) => {
             if cli.global.json {
-                let mut doc = serde_json::json!({ "error": { "exit_code": err.status.code(), "message": err.message } });
+                let message = crate::text::redact_credentials(&err.message);
+                let mut doc = serde_json::json!({ "error": { "exit_code": err.status.code(), "message": message } });
                 if let Some(details) = &err.details {
                     doc["error"]["details"] = details.clone();
                 }
@@ -273,7 +370,7 @@ pub fn main() -> ExitCode {
                     serde_json::to_string_pretty(&doc).unwrap_or_default()
                 );
             }
-            let _ = writeln!(std::io::stderr(), "error: {}", err.message);
+            let _ = writeln!(std::io::stderr(), "error: {}", shown(&err.message));
             ExitCode::from(err.status.code())
         }
     }

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::generation::layout::Layout;
+use crate::files::write_atomically;
+use crate::home::Layout;
 use crate::nix::{self, build, expr, lock};
-use crate::state::installed::{Installed, write_atomically};
+use crate::state::installed::Installed;
 
 use super::manage::{self, find_python, home};
 use super::{CliError, GlobalArgs, Status};
@@ -121,7 +122,7 @@ pub fn run(args: &NixArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             if global.json {
                 manage::print_json(&serde_json::json!({ "path": path, "hash": hash }));
             } else {
-                println!("{hash}");
+                outln!("{hash}");
             }
         }
         NixAction::Lock { out } => {
@@ -130,7 +131,7 @@ pub fn run(args: &NixArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 Some(path) => {
                     write_atomically(path, lock.to_json().as_bytes())
                         .map_err(|e| CliError::environment(format!("{}: {e}", path.display())))?;
-                    eprintln!(
+                    errln!(
                         "wrote {} ({} plugin(s))",
                         path.display(),
                         lock.plugins.len()
@@ -180,7 +181,7 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             &serde_json::json!({ "out": args.out, "hash": hash, "plugins": doc.plugins.len(), "packages": doc.lock.packages.len() }),
         );
     } else {
-        println!(
+        outln!(
             "built {} ({} plugin(s), {} package(s)); NAR hash {hash}",
             args.out.display(),
             doc.plugins.len(),

@@ -1,7 +1,6 @@
 //! `hermes-plugins resolve`: resolve Hermes core together with plugins and print the lock
 //! (or the conflict); with a previous lock, show what would change.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -47,24 +46,16 @@ fn read_lock(path: &Path) -> Result<Option<Lock>, CliError> {
     }
 }
 
-/// Writes a file atomically (temporary file in the same directory, fsync, rename).
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
 /// Prints a conflict: a JSON document (`{"conflict": …}`) or the sentences and uv's report.
 pub fn print_conflict(conflict: &resolve::conflict::Conflict, json: bool, warnings: &[String]) {
     if json {
         let doc = serde_json::json!({ "conflict": conflict, "warnings": warnings });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        println!(
+            "{}",
+            crate::text::redact_credentials(
+                &serde_json::to_string_pretty(&doc).unwrap_or_default()
+            )
+        );
         return;
     }
     let mut text = String::from("No solution:\n");
@@ -80,7 +71,7 @@ pub fn print_conflict(conflict: &resolve::conflict::Conflict, json: bool, warnin
     for h in &conflict.hints {
         text.push_str(&format!("  hint: {h}\n"));
     }
-    print!("{text}");
+    super::emit(&text, false);
 }
 
 /// Runs `resolve`.
@@ -140,7 +131,7 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     let lock = outcome.lock;
     let diff = previous.as_ref().map(|p| LockDiff::between(p, &lock));
     if let (Some(path), false) = (&args.lock, args.dry_run) {
-        write_atomically(path, &lock.to_json())
+        crate::files::write_atomically(path, lock.to_json().as_bytes())
             .map_err(|e| CliError::environment(format!("cannot write {}: {e}", path.display())))?;
     }
     if global.json {
@@ -155,7 +146,12 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             },
             "warnings": warnings,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        println!(
+            "{}",
+            crate::text::redact_credentials(
+                &serde_json::to_string_pretty(&doc).unwrap_or_default()
+            )
+        );
         return Ok(Status::Ok);
     }
     let mut text = format!(
@@ -215,6 +211,6 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     if let (Some(path), false) = (&args.lock, args.dry_run) {
         text.push_str(&format!("Wrote {}\n", path.display()));
     }
-    print!("{text}");
+    super::emit(&text, false);
     Ok(Status::Ok)
 }

@@ -95,12 +95,12 @@ fn report(applied: &Applied, what: &str, global: &GlobalArgs) {
         manage::print_json(&json!({ "result": what, "generation": applied }));
         return;
     }
-    println!("{what}");
+    outln!("{what}");
     if applied.published {
         for c in &applied.changes {
-            println!("  {c}");
+            outln!("  {c}");
         }
-        println!(
+        outln!(
             "Generation {} is current (was {})",
             applied.generation.unwrap_or(0),
             applied
@@ -109,7 +109,7 @@ fn report(applied: &Applied, what: &str, global: &GlobalArgs) {
                 .unwrap_or_else(|| "none".into())
         );
     } else {
-        println!("No new generation: nothing the environment depends on changed");
+        outln!("No new generation: nothing the environment depends on changed");
     }
 }
 
@@ -254,7 +254,7 @@ pub fn capabilities(args: &CapabilitiesArgs, global: &GlobalArgs) -> Result<Stat
             manage::print_json(&doc);
         } else {
             for c in doc["capabilities"].as_array().into_iter().flatten() {
-                println!(
+                outln!(
                     "{:<26} {:<9} {}",
                     c["id"].as_str().unwrap_or(""),
                     if c["granted"].as_bool() == Some(true) {

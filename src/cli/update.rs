@@ -44,8 +44,6 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     }
     let cx = manage::context(&args.env, global)?;
     let mut feedback = StderrFeedback::new(global);
-    let _lock = manager::begin_writing(&cx.layout, "update", &mut feedback)
-        .map_err(|e| manage::failure(e, global))?;
     let grants = GrantFlags {
         targets: args.names.clone(),
         grant: args.grant.clone(),
@@ -76,7 +74,7 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 .map(|c| c.chars().take(12).collect::<String>())
                 .unwrap_or_else(|| "-".into())
         };
-        println!(
+        outln!(
             "{:<24} {:<13} {} -> {}",
             i.key,
             i.status,
@@ -86,9 +84,9 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     }
     if let Some(a) = applied.filter(|a| a.published) {
         for c in &a.changes {
-            println!("  {c}");
+            outln!("  {c}");
         }
-        println!("Generation {} is current", a.generation.unwrap_or(0));
+        outln!("Generation {} is current", a.generation.unwrap_or(0));
     }
     Ok(Status::Ok)
 }

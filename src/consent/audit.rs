@@ -45,10 +45,7 @@ pub fn append(path: &Path, entries: &[AuditEntry]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut file = crate::files::open_append_regular(path, 0o600)?;
     for e in entries {
         let mut line = serde_json::to_string(e).map_err(std::io::Error::other)?;
         line.push('\n');
@@ -59,11 +56,10 @@ pub fn append(path: &Path, entries: &[AuditEntry]) -> std::io::Result<()> {
 
 /// Reads the entries about `plugin` (all entries when `None`); unreadable lines are skipped.
 pub fn read(path: &Path, plugin: Option<&str>) -> std::io::Result<Vec<AuditEntry>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+    let Some(bytes) = crate::files::read_regular(path, crate::files::STATE_LIMIT)? else {
+        return Ok(Vec::new());
     };
+    let text = String::from_utf8_lossy(&bytes);
     Ok(text
         .lines()
         .filter_map(|l| serde_json::from_str::<AuditEntry>(l).ok())

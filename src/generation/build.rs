@@ -23,6 +23,10 @@ pub struct BuildInputs {
     pub index: IndexConfig,
     /// The store root (plugin links point into it).
     pub store: PathBuf,
+    /// Where admitted wheels are kept.
+    pub wheel_cache: PathBuf,
+    /// Bounds on each wheel.
+    pub wheel_limits: super::wheels::WheelLimits,
 }
 
 /// Why a build failed.
@@ -58,6 +62,10 @@ pub fn pins(lock: &Lock) -> Result<Vec<Pin>, BuildError> {
                     .parse::<Version>()
                     .map_err(|e| BuildError::BadLock(format!("{} {}: {e}", p.name, p.version)))?,
                 sha256: p.sha256.clone(),
+                wheel: match (p.kind.as_str(), &p.file, &p.url) {
+                    ("wheel", Some(file), Some(url)) => Some((file.clone(), url.clone())),
+                    _ => None,
+                },
             })
         })
         .collect()
@@ -94,6 +102,8 @@ pub fn build(
         index: inputs.index.clone(),
         pins: pins(&doc.lock)?,
         venv: venv.clone(),
+        wheel_cache: inputs.wheel_cache.clone(),
+        wheel_limits: inputs.wheel_limits,
     })?;
     tracing::debug!("venv and {} packages installed", installed.packages.len());
     faults::point("after-venv");
@@ -140,7 +150,8 @@ pub fn build(
 }
 
 fn link_plugin(staging: &Path, plugin: &GenPlugin) -> Result<(), BuildError> {
-    let link = staging.join(&plugin.path);
+    let link = crate::home::join_key(&staging.join("plugins"), &plugin.key)
+        .map_err(|e| BuildError::Io(e.to_string()))?;
     if let Some(parent) = link.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io(&parent.display().to_string(), e))?;
     }

@@ -47,7 +47,8 @@ pub struct PythonEnv {
 /// One plugin in the generation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GenPlugin {
-    /// Plugin key.
+    /// Plugin key; never a path (checked when read).
+    #[serde(deserialize_with = "crate::home::key::deserialize")]
     pub key: String,
     /// Manifest name.
     pub name: String,
@@ -97,6 +98,12 @@ pub struct GenerationDoc {
     pub operation: String,
     /// sha256 over everything that decides the content; equal digests mean a no-op (GEN-5).
     pub inputs_digest: String,
+    /// sha256 over what decides the resolution alone (core, extras, interpreter, indexes,
+    /// quarantine window, every requirement): equal digests reuse this generation's lock
+    /// without resolving (a selection, grant or dependency-free plugin change never touches
+    /// the network).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution_digest: Option<String>,
     /// Hermes core, if the resolution included it.
     #[serde(default)]
     pub core: Option<CoreIdentity>,
@@ -124,14 +131,62 @@ impl GenerationDoc {
     /// Reads `generation.json` from a generation directory.
     pub fn read(dir: &Path) -> Result<GenerationDoc, DocError> {
         let path = dir.join("generation.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| DocError {
+        let fail = |message: String| DocError {
             path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        serde_json::from_str(&text).map_err(|e| DocError {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })
+            message,
+        };
+        let text = crate::files::read_regular_text(&path, crate::files::STATE_LIMIT)
+            .map_err(|e| fail(e.to_string()))?
+            .ok_or_else(|| fail("missing".to_string()))?;
+        let doc: GenerationDoc = serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
+        doc.check_paths().map_err(fail)?;
+        Ok(doc)
+    }
+
+    /// Checks that every path the document records stays inside the generation: plugin
+    /// paths are exactly `plugins/<key>`, store keys are store keys, and the Python paths are
+    /// relative without `..` (a tampered document must not point readers elsewhere).
+    fn check_paths(&self) -> Result<(), String> {
+        for p in &self.plugins {
+            if p.path != crate::generation::build::plugin_path(&p.key) {
+                return Err(format!(
+                    "plugin `{}` has the path `{}`; it must be `plugins/{}`",
+                    p.key,
+                    crate::text::escape(&p.path),
+                    p.key
+                ));
+            }
+            if !crate::store::Store::is_key(&p.store_key) {
+                return Err(format!(
+                    "plugin `{}` has an invalid store key `{}`",
+                    p.key,
+                    crate::text::escape(&p.store_key)
+                ));
+            }
+        }
+        for (what, rel) in [
+            ("python.venv", &self.python.venv),
+            ("python.executable", &self.python.executable),
+            ("python.site_packages", &self.python.site_packages),
+        ] {
+            let inside = !rel.is_empty()
+                && Path::new(rel)
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !inside {
+                return Err(format!(
+                    "{what} `{}` is not a relative path inside the generation",
+                    crate::text::escape(rel)
+                ));
+            }
+        }
+        for (name, selection) in &self.profiles {
+            for key in selection.enabled.iter().chain(selection.grants.keys()) {
+                crate::home::check_key(key)
+                    .map_err(|e| format!("profile `{}`: {e}", crate::text::escape(name)))?;
+            }
+        }
+        Ok(())
     }
 
     /// The JSON text (pretty, trailing newline).

@@ -9,9 +9,9 @@
 use std::collections::BTreeSet;
 
 use super::doc::GenerationDoc;
-use super::layout::Layout;
 use super::publish::{current_number, numbers};
 use super::writer_lock::is_locked_by_other;
+use crate::home::Layout;
 use crate::store::Store;
 
 /// What gc did.

@@ -37,6 +37,8 @@ pub struct Pin {
     pub version: Version,
     /// The sha256 (hex) of the chosen file, when the index gave one.
     pub sha256: Option<String>,
+    /// The chosen file's name and URL, when it is a wheel (see [`super::wheels`]).
+    pub wheel: Option<(String, String)>,
 }
 
 /// What to build.
@@ -52,6 +54,10 @@ pub struct InstallRequest {
     pub pins: Vec<Pin>,
     /// The virtualenv to create (must not exist).
     pub venv: PathBuf,
+    /// Where admitted wheels are kept (`pm/cache/wheels`).
+    pub wheel_cache: PathBuf,
+    /// Bounds on each wheel.
+    pub wheel_limits: super::wheels::WheelLimits,
 }
 
 /// What was installed.
@@ -109,8 +115,41 @@ fn describe(error: &dyn std::error::Error) -> String {
 
 async fn install_async(request: InstallRequest) -> Result<Installed, EngineError> {
     let hasher = hash_strategy(&request.pins);
-    let session =
-        Session::open(&request.python, &request.cache_dir, &request.index, &hasher).await?;
+    // When every pin is a wheel, each is admitted first (super::wheels) and uv installs from a
+    // directory holding exactly the admitted files; otherwise (an sdist must be built) uv
+    // fetches from the configured indexes as `uv pip sync` does.
+    let wheel_pins: Option<Vec<super::wheels::WheelPin>> = request
+        .pins
+        .iter()
+        .map(|p| {
+            p.wheel
+                .as_ref()
+                .map(|(filename, url)| super::wheels::WheelPin {
+                    label: format!("{}=={}", p.name, p.version),
+                    filename: filename.clone(),
+                    url: url.clone(),
+                    sha256: p.sha256.clone(),
+                })
+        })
+        .collect();
+    let admitted = match wheel_pins.filter(|w| !w.is_empty()) {
+        Some(pins) => Some(
+            super::wheels::admit(&pins, &request.wheel_cache, &request.wheel_limits, || {
+                Session::open(&request.python, &request.cache_dir, &request.index, &hasher)
+            })
+            .await?,
+        ),
+        None => None,
+    };
+    let index = match &admitted {
+        Some(dirs) => IndexConfig {
+            index_url: None,
+            extra_index_urls: Vec::new(),
+            find_links: dirs.iter().map(|d| d.display().to_string()).collect(),
+        },
+        None => request.index.clone(),
+    };
+    let session = Session::open(&request.python, &request.cache_dir, &index, &hasher).await?;
     let venv = uv_virtualenv::create_venv(
         &request.venv,
         session.interpreter.clone(),

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::layout::Layout;
 use super::publish;
-use crate::state::installed::write_atomically;
+use crate::files::write_atomically;
+use crate::home::Layout;
 
 /// A user file edited by the operation, with the copy taken before.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,18 +50,67 @@ impl Journal {
         write_atomically(&layout.journal(), text.as_bytes())
     }
 
-    /// Reads the journal, if there is one.
+    /// Reads the journal, if there is one. A journal is trusted only as far as it names what
+    /// a transaction of this home can touch (see [`Journal::check`]); anything else is an
+    /// error and nothing is done.
     pub fn load(layout: &Layout) -> std::io::Result<Option<Journal>> {
-        match std::fs::read_to_string(layout.journal()) {
-            Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!("{}: {e}", layout.journal().display()),
-                )
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
+        let path = layout.journal();
+        let invalid = |message: String| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "{}: {message}; nothing was recovered or removed (inspect the file, then delete it to continue)",
+                    path.display()
+                ),
+            )
+        };
+        let Some(text) = crate::files::read_regular_text(&path, crate::files::STATE_LIMIT)? else {
+            return Ok(None);
+        };
+        let journal: Journal = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        journal.check(layout).map_err(invalid)?;
+        Ok(Some(journal))
+    }
+
+    /// Checks every path the journal names: the staging directory must be
+    /// `pm/generations/.tmp-<target>`, each backup a file directly in `pm/backups/`, and each
+    /// edited file one of the user files a transaction edits — `pm/installed.json`,
+    /// `<home>/.env`, `<home>/config.yaml` or the `config.yaml` of an existing profile.
+    pub fn check(&self, layout: &Layout) -> Result<(), String> {
+        let shown = |p: &Path| crate::text::escape(&p.display().to_string()).into_owned();
+        if let Some(staging) = &self.staging {
+            let expected = self
+                .target
+                .map(|t| layout.generations().join(format!(".tmp-{t}")));
+            if expected.as_deref() != Some(staging.as_path()) {
+                return Err(format!(
+                    "its staging directory {} is not this home's staging directory for its target",
+                    shown(staging)
+                ));
+            }
         }
+        for f in &self.files {
+            if !is_user_file(layout, &f.path) {
+                return Err(format!(
+                    "it names {}, which is not a file the package manager edits",
+                    shown(&f.path)
+                ));
+            }
+            if let Some(backup) = &f.backup {
+                let direct_child = backup.parent() == Some(layout.backups().as_path())
+                    && backup
+                        .file_name()
+                        .is_some_and(|n| Path::new(n).components().count() == 1);
+                if !direct_child {
+                    return Err(format!(
+                        "its backup {} is not inside {}",
+                        shown(backup),
+                        layout.backups().display()
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Removes the journal and the backups it names (the operation is complete).
@@ -78,6 +127,24 @@ impl Journal {
         }
         std::fs::File::open(&layout.pm)?.sync_all()
     }
+}
+
+/// Whether `path` is one of the user files a transaction may edit.
+fn is_user_file(layout: &Layout, path: &Path) -> bool {
+    if path == layout.installed() || path == layout.env_file() || path == layout.config("default") {
+        return true;
+    }
+    // `<home>/profiles/<name>/config.yaml` of a profile that exists as a real directory.
+    let Some(profile_dir) = path.parent() else {
+        return false;
+    };
+    path.file_name() == Some(std::ffi::OsStr::new("config.yaml"))
+        && profile_dir.parent() == Some(layout.profiles().as_path())
+        && profile_dir.file_name().is_some_and(|name| {
+            let name = name.to_string_lossy();
+            !name.starts_with('.') && !name.chars().any(char::is_control)
+        })
+        && std::fs::symlink_metadata(profile_dir).is_ok_and(|m| m.is_dir())
 }
 
 /// What recovery did.
@@ -114,11 +181,13 @@ pub fn recover(layout: &Layout) -> std::io::Result<Recovery> {
                 // Undo user-file edits in reverse order.
                 for f in journal.files.iter().rev() {
                     match &f.backup {
-                        Some(b) if b.exists() => {
-                            let bytes = std::fs::read(b)?;
-                            write_atomically(&f.path, &bytes)?;
+                        Some(b) => {
+                            if let Some(bytes) =
+                                crate::files::read_regular(b, crate::files::STATE_LIMIT)?
+                            {
+                                write_atomically(&f.path, &bytes)?;
+                            }
                         }
-                        Some(_) => {}
                         None => match std::fs::remove_file(&f.path) {
                             Ok(()) => {}
                             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -149,7 +218,7 @@ pub fn recover(layout: &Layout) -> std::io::Result<Recovery> {
             }
         }
     }
-    remove_tree(&layout.tmp())?;
+    super::scratch::clear_abandoned(layout)?;
     let _ = std::fs::remove_file(layout.pm.join("current.tmp"));
     Ok(outcome)
 }

@@ -3,7 +3,7 @@
 //! symlink; rollback, gc with reader leases, verify; one writer at a time; a journal so a
 //! crash never leaves anything half-done.
 //!
-//! - [`layout`]: where things live; [`doc`]: `generation.json`;
+//! - [`doc`]: `generation.json` (where things live is [`crate::home::Layout`]);
 //! - [`build`]: venv + lock install ([`install`], the uv-facing half) + plugin links;
 //! - [`publish`]: the journaled transaction and the `current` switch; [`journal`]: recovery;
 //! - [`gc`], [`verify`]; [`writer_lock`]; [`faults`]: named crash points for tests.
@@ -14,7 +14,8 @@ pub mod faults;
 pub mod gc;
 pub mod install;
 pub mod journal;
-pub mod layout;
 pub mod publish;
+pub mod scratch;
 pub mod verify;
+pub mod wheels;
 pub mod writer_lock;

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::faults;
 use super::journal::{FileBackup, Journal};
-use super::layout::Layout;
-use crate::state::installed::write_atomically_mode;
+use crate::files::write_atomically_mode;
+use crate::home::Layout;
 
 /// The generation `current` points to, if any.
 pub fn current_number(layout: &Layout) -> Option<u64> {
@@ -31,16 +31,9 @@ pub fn numbers(layout: &Layout) -> Vec<u64> {
     out
 }
 
-/// fsyncs every file and directory under `root` (and `root`).
+/// Makes every file and directory under `root` durable (see [`crate::files::sync_tree`]).
 pub fn fsync_tree(root: &Path) -> std::io::Result<()> {
-    for entry in walkdir::WalkDir::new(root).contents_first(true) {
-        let entry = entry.map_err(std::io::Error::other)?;
-        let ft = entry.file_type();
-        if ft.is_file() || ft.is_dir() {
-            std::fs::File::open(entry.path())?.sync_all()?;
-        }
-    }
-    Ok(())
+    crate::files::sync_tree(root)
 }
 
 fn sync_dir(dir: &Path) -> std::io::Result<()> {

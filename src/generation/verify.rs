@@ -5,7 +5,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use super::doc::GenerationDoc;
@@ -129,43 +128,27 @@ fn check_record(site: &Path, info: &Path, subject: &str) -> Vec<Problem> {
         Ok(t) => t,
         Err(e) => return vec![problem(subject, format!("{}: {e}", record.display()))],
     };
+    let entries = match super::wheels::parse_record(&text) {
+        Ok(entries) => entries,
+        Err(e) => return vec![problem(subject, format!("{}: {e}", record.display()))],
+    };
     let mut out = Vec::new();
-    for line in text.lines() {
-        // path,sha256=<urlsafe-b64-nopad>,size — paths with commas are quoted (csv).
-        let Some((path, rest)) = split_record_line(line) else {
+    for entry in entries {
+        let Some(hash) = entry.sha256 else {
             continue;
         };
-        let Some(hash) = rest
-            .split(',')
-            .next()
-            .and_then(|h| h.strip_prefix("sha256="))
-        else {
-            continue;
-        };
-        let file = site.join(&path);
+        let file = site.join(&entry.path);
         match std::fs::read(&file) {
             Ok(bytes) => {
-                let digest =
-                    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(&bytes));
-                if digest != hash {
+                if super::wheels::record_digest(&Sha256::digest(&bytes)) != hash {
                     out.push(problem(
                         subject,
-                        format!("{path} differs from its RECORD hash"),
+                        format!("{} differs from its RECORD hash", entry.path),
                     ));
                 }
             }
-            Err(e) => out.push(problem(subject, format!("{path}: {e}"))),
+            Err(e) => out.push(problem(subject, format!("{}: {e}", entry.path))),
         }
     }
     out
-}
-
-fn split_record_line(line: &str) -> Option<(String, &str)> {
-    if let Some(rest) = line.strip_prefix('"') {
-        let end = rest.find("\",")?;
-        Some((rest[..end].replace("\"\"", "\""), &rest[end + 2..]))
-    } else {
-        let (path, rest) = line.split_once(',')?;
-        Some((path.to_string(), rest))
-    }
 }

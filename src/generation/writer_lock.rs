@@ -3,7 +3,7 @@
 //! `HERMES_PLUGINS_LOCK_TIMEOUT` (seconds) turns the wait into an error. Readers never take
 //! this lock.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
 use std::path::Path;
@@ -52,7 +52,7 @@ fn try_lock(file: &File, kind: libc::c_int) -> std::io::Result<bool> {
 
 /// Whether another process holds a shared or exclusive `flock` on `path` (a reader's lease).
 pub fn is_locked_by_other(path: &Path) -> bool {
-    let Ok(file) = File::open(path) else {
+    let Ok(file) = crate::files::open_regular(path) else {
         return false;
     };
     match try_lock(&file, libc::LOCK_EX) {
@@ -81,13 +81,7 @@ impl WriterLock {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io)?;
+        let mut file = crate::files::open_or_create_regular(path).map_err(io)?;
         let timeout = std::env::var("HERMES_PLUGINS_LOCK_TIMEOUT")
             .ok()
             .and_then(|v| v.parse::<u64>().ok());
@@ -96,10 +90,11 @@ impl WriterLock {
         while !try_lock(&file, libc::LOCK_EX).map_err(io)? {
             let waited = start.elapsed();
             let holder = {
-                let mut text = String::new();
+                let mut bytes = Vec::new();
                 let _ = file.rewind();
-                let _ = file.read_to_string(&mut text);
-                let text = text.trim().to_string();
+                let _ = (&mut file).take(512).read_to_end(&mut bytes);
+                let text = String::from_utf8_lossy(&bytes);
+                let text = crate::text::escape(text.trim()).into_owned();
                 match text.split_once(' ') {
                     Some((pid, cmd)) => format!("pid {pid} ({cmd})"),
                     None if !text.is_empty() => format!("pid {text}"),

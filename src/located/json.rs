@@ -127,11 +127,13 @@ impl Converter<'_> {
             }
             ast::Value::Object(object) => {
                 let mut entries: Vec<Entry> = Vec::with_capacity(object.properties.len());
+                let mut index: std::collections::HashMap<String, usize> =
+                    std::collections::HashMap::with_capacity(object.properties.len());
                 for prop in &object.properties {
                     let key = prop.name.as_str().to_string();
                     let key_pos = self.lines.pos(prop.range.start);
                     let value = self.convert(&prop.value, depth + 1)?;
-                    if let Some(existing) = entries.iter_mut().find(|e| e.key == key) {
+                    if let Some(existing) = index.get(&key).map(|&i| &mut entries[i]) {
                         self.notes.push(ParseNote {
                             pos: key_pos,
                             message: format!(
@@ -143,6 +145,7 @@ impl Converter<'_> {
                         existing.key_pos = key_pos;
                         existing.value = value;
                     } else {
+                        index.insert(key.clone(), entries.len());
                         entries.push(Entry {
                             key,
                             key_pos,

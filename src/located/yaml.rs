@@ -79,6 +79,8 @@ enum Frame {
         pos: Pos,
         anchor: usize,
         entries: Vec<Entry>,
+        /// Entry index by key: duplicate detection stays linear in the mapping's size.
+        index: HashMap<String, usize>,
         merges: Vec<Node>,
         key: Option<(Node, bool)>,
     },
@@ -163,6 +165,7 @@ impl Builder {
                         pos,
                         anchor,
                         entries: Vec::new(),
+                        index: HashMap::new(),
                         merges: Vec::new(),
                         key: None,
                     });
@@ -235,6 +238,7 @@ impl Builder {
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map {
                 entries,
+                index,
                 merges,
                 key,
                 ..
@@ -258,7 +262,7 @@ impl Builder {
                     } else {
                         key_node.raw.clone()
                     };
-                    if let Some(existing) = entries.iter_mut().find(|e| e.key == name) {
+                    if let Some(existing) = index.get(&name).map(|&i| &mut entries[i]) {
                         self.notes.push(ParseNote {
                             pos: key_node.pos,
                             message: format!(
@@ -270,6 +274,7 @@ impl Builder {
                         existing.key_pos = key_node.pos;
                         existing.value = node;
                     } else {
+                        index.insert(name.clone(), entries.len());
                         entries.push(Entry {
                             key: name,
                             key_pos: key_node.pos,
@@ -285,6 +290,11 @@ impl Builder {
 
 /// Applies `<<` merge keys: keys from the merged mappings are added unless written explicitly.
 fn apply_merges(mut entries: Vec<Entry>, merges: Vec<Node>) -> Result<Vec<Entry>, ParseError> {
+    if merges.is_empty() {
+        return Ok(entries);
+    }
+    let mut present: std::collections::HashSet<String> =
+        entries.iter().map(|e| e.key.clone()).collect();
     for merge in merges {
         let sources: Vec<Node> = match merge.value {
             Value::Map(_) => vec![merge],
@@ -304,7 +314,7 @@ fn apply_merges(mut entries: Vec<Entry>, merges: Vec<Node>) -> Result<Vec<Entry>
                 ));
             };
             for entry in extra {
-                if !entries.iter().any(|e| e.key == entry.key) {
+                if present.insert(entry.key.clone()) {
                     entries.push(entry);
                 }
             }

@@ -81,12 +81,9 @@ fn read_text(path: &std::path::Path) -> Result<Option<String>, ManagerError> {
     }
 }
 
-/// The inputs digest (GEN-5): everything that decides a generation's content.
-pub fn inputs_digest(
-    cx: &Context,
-    plugins: &[GenPlugin],
-    profiles: &BTreeMap<String, ProfileSelection>,
-) -> String {
+/// What every digest covers: core's identity, extras, the interpreter, the indexes and the
+/// quarantine window (in this order: digests of existing generations depend on it).
+fn environment(cx: &Context) -> serde_json::Map<String, serde_json::Value> {
     let core = cx.core.as_ref().map(|c| {
         serde_json::json!({
             "name": c.project.name,
@@ -94,23 +91,65 @@ pub fn inputs_digest(
             "pyproject": file_sha256(&c.project.path),
         })
     });
-    let doc = serde_json::json!({
-        "core": core,
-        "extras": cx.extras,
-        "python": cx.python.display().to_string(),
-        "index": {
+    let mut doc = serde_json::Map::new();
+    doc.insert("core".into(), serde_json::json!(core));
+    doc.insert("extras".into(), serde_json::json!(cx.extras));
+    doc.insert(
+        "python".into(),
+        serde_json::json!(cx.python.display().to_string()),
+    );
+    doc.insert(
+        "index".into(),
+        serde_json::json!({
             "url": cx.index.index_url,
             "extra": cx.index.extra_index_urls,
             "find_links": cx.index.find_links,
-        },
-        "quarantine_days": cx.quarantine_days,
-        "plugins": plugins.iter().map(|p| (&p.key, &p.tree)).collect::<Vec<_>>(),
-        "profiles": profiles,
-    });
-    format!(
-        "sha256:{}",
-        hex(&Sha256::digest(doc.to_string().as_bytes()))
-    )
+        }),
+    );
+    doc.insert(
+        "quarantine_days".into(),
+        serde_json::json!(cx.quarantine_days),
+    );
+    doc
+}
+
+fn digest_of(doc: serde_json::Map<String, serde_json::Value>) -> String {
+    let text = serde_json::Value::Object(doc).to_string();
+    format!("sha256:{}", hex(&Sha256::digest(text.as_bytes())))
+}
+
+/// The inputs digest (GEN-5): everything that decides a generation's content.
+pub fn inputs_digest(
+    cx: &Context,
+    plugins: &[GenPlugin],
+    profiles: &BTreeMap<String, ProfileSelection>,
+) -> String {
+    let mut doc = environment(cx);
+    doc.insert(
+        "plugins".into(),
+        serde_json::json!(
+            plugins
+                .iter()
+                .map(|p| (&p.key, &p.tree))
+                .collect::<Vec<_>>()
+        ),
+    );
+    doc.insert("profiles".into(), serde_json::json!(profiles));
+    digest_of(doc)
+}
+
+/// The resolution digest: what decides the lock alone (see
+/// [`GenerationDoc::resolution_digest`]).
+fn resolution_digest(cx: &Context, request: &Request) -> String {
+    // Only requirements decide: a plugin without any (or with only excluded ones) adds nothing.
+    let (inputs, _) = request.lock_inputs();
+    let inputs: Vec<_> = inputs
+        .into_iter()
+        .filter(|i| !i.requirements.is_empty())
+        .collect();
+    let mut doc = environment(cx);
+    doc.insert("inputs".into(), serde_json::json!(inputs));
+    digest_of(doc)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -314,7 +353,7 @@ pub fn apply(
                 consent_step::environment(
                     profile,
                     &key,
-                    &cx.layout.home.join(".env"),
+                    &cx.layout.env_file(),
                     &declared,
                     prompter,
                     feedback,
@@ -347,7 +386,7 @@ pub fn apply(
         .collect();
     let digest = inputs_digest(cx, &plugins, &selections);
     let previous = publish::current_number(&cx.layout);
-    let env_path = cx.layout.home.join(".env");
+    let env_path = cx.layout.env_file();
 
     let file_edits = |tx: &mut Transaction| -> Result<(), ManagerError> {
         for state in states.values() {
@@ -376,7 +415,7 @@ pub fn apply(
         let mut tx = Transaction::begin_switch(&cx.layout, &change.operation, previous)?;
         file_edits(&mut tx)?;
         tx.commit()?;
-        audit::append(&cx.layout.pm.join("audit.log"), &decisions.audit)?;
+        audit::append(&cx.layout.audit_log(), &decisions.audit)?;
         return Ok(Applied {
             generation: previous,
             previous,
@@ -399,7 +438,6 @@ pub fn apply(
         })?);
     }
     let started = std::time::Instant::now();
-    feedback.phase("resolving dependencies");
     let request = Request {
         core: cx.core.clone(),
         extras: cx.extras.clone(),
@@ -411,14 +449,29 @@ pub fn apply(
         now: cx.now,
         previous: current.as_ref().map(|d| d.lock.clone()),
     };
-    let outcome = resolve::run(&request);
-    feedback.done();
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(Failure::Conflict(c)) => return Err(ManagerError::Conflict(c)),
-        Err(Failure::Environment(m)) => return Err(ManagerError::Environment(m)),
+    let resolution = resolution_digest(cx, &request);
+    let reusable = current
+        .as_ref()
+        .filter(|d| d.resolution_digest.as_deref() == Some(resolution.as_str()))
+        .map(|d| d.lock.clone());
+    let lock = match reusable {
+        // Same requirements, core, interpreter and indexes: the current lock's packages stand;
+        // its record of the inputs is brought up to date.
+        Some(mut lock) => {
+            (lock.inputs, lock.excluded) = request.lock_inputs();
+            lock
+        }
+        None => {
+            feedback.phase("resolving dependencies");
+            let outcome = resolve::run(&request);
+            feedback.done();
+            match outcome {
+                Ok(o) => o.lock,
+                Err(Failure::Conflict(c)) => return Err(ManagerError::Conflict(c)),
+                Err(Failure::Environment(m)) => return Err(ManagerError::Environment(m)),
+            }
+        }
     };
-    let lock = outcome.lock;
     tracing::debug!(
         "resolved {} packages in {:?}",
         lock.packages.len(),
@@ -516,6 +569,7 @@ pub fn apply(
         created: doc::created_now(),
         operation: change.operation.clone(),
         inputs_digest: digest,
+        resolution_digest: Some(resolution),
         core: cx.core.as_ref().map(|c| CoreIdentity {
             name: c.project.name.clone(),
             version: c.project.version.clone(),
@@ -547,6 +601,8 @@ pub fn apply(
             cache_dir: cx.layout.uv_cache(),
             index: cx.index.clone(),
             store: cx.layout.store(),
+            wheel_cache: cx.layout.wheel_cache(),
+            wheel_limits: cx.wheel_limits,
         },
         new_doc,
     );
@@ -569,7 +625,7 @@ pub fn apply(
         return Err(e);
     }
     tx.commit()?;
-    audit::append(&cx.layout.pm.join("audit.log"), &decisions.audit)?;
+    audit::append(&cx.layout.audit_log(), &decisions.audit)?;
     tracing::debug!("published in {:?}", started.elapsed());
     let changes = match &current {
         Some(old) => {

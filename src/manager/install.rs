@@ -1,7 +1,7 @@
 //! `install`, `update` and `remove`: fetching into the store, validating, recording in
 //! `installed.json`, and handing selection changes to [`super::apply`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::apply::{self, Applied, Change, SelectionEdit};
 use super::consent_step::GrantFlags;
@@ -9,6 +9,7 @@ use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::check;
 use crate::consent::surface::{Surface, SurfaceDiff};
 use crate::diag::Severity;
+use crate::generation::scratch::Scratch;
 use crate::package::{self, Content, Mode};
 use crate::source::{self, Fetched, SourceSpec};
 use crate::state::installed::{Installed, InstalledPlugin};
@@ -53,7 +54,8 @@ pub struct InstallOutcome {
 }
 
 /// Validates a fetched package: errors block (unless `force`), a dangerous verdict always
-/// blocks. Returns the loaded package and the warnings.
+/// blocks, and so does a key that cannot be a plugin key. Returns the loaded package and the
+/// warnings.
 fn validate(
     dir: &Path,
     force: bool,
@@ -76,41 +78,64 @@ fn validate(
             d.message
         )
     };
-    let errors: Vec<String> = outcome
-        .findings
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .map(describe)
-        .collect();
-    let warnings: Vec<String> = outcome
-        .findings
-        .iter()
-        .filter(|d| d.severity == Severity::Warning)
-        .map(describe)
-        .collect();
+    let errors = shortened(
+        outcome
+            .findings
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(describe),
+        "error",
+    );
+    let warnings = shortened(
+        outcome
+            .findings
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .map(describe),
+        "warning",
+    );
+    let name = crate::text::escape(&loaded.name()).into_owned();
     if dangerous {
         return Err(ManagerError::Refused(format!(
-            "`{}` is dangerous (security scan); it cannot be installed, not even with --force:\n  {}",
-            loaded.name(),
+            "`{name}` is dangerous (security scan); it cannot be installed, not even with --force:\n  {}",
             errors.join("\n  ")
+        )));
+    }
+    if let Err(e) = crate::home::check_key(&loaded.key) {
+        return Err(ManagerError::Refused(format!(
+            "`{name}` cannot be installed: {e} (its manifest `name` becomes the plugin key, a directory name)"
         )));
     }
     if !errors.is_empty() && !force {
         return Err(ManagerError::Refused(format!(
-            "`{}` does not validate; nothing was installed (--force installs it anyway):\n  {}",
-            loaded.name(),
+            "`{name}` does not validate; nothing was installed (--force installs it anyway):\n  {}",
             errors.join("\n  ")
         )));
     }
     if !loaded.accepted() {
         return Err(ManagerError::Refused(format!(
-            "`{}` cannot be loaded at all: {}",
-            loaded.name(),
+            "`{name}` cannot be loaded at all: {}",
             errors.join("; ")
         )));
     }
     Ok((loaded, warnings))
 }
+
+/// The first [`SHOWN_FINDINGS`] lines, and a last line counting the rest.
+fn shortened(lines: impl Iterator<Item = String>, what: &str) -> Vec<String> {
+    let all: Vec<String> = lines.collect();
+    let rest = all.len().saturating_sub(SHOWN_FINDINGS);
+    let mut shown: Vec<String> = all.into_iter().take(SHOWN_FINDINGS).collect();
+    if rest > 0 {
+        shown.push(format!(
+            "… and {rest} more {what}(s) (`hermes-plugins validate` lists them all)"
+        ));
+    }
+    shown
+}
+
+/// Findings listed in install messages before the rest are counted.
+const SHOWN_FINDINGS: usize = 20;
 
 fn fetch(
     cx: &Context,
@@ -131,24 +156,33 @@ fn fetch(
     })
 }
 
-/// Fetches, validates and stores a plugin; returns its installed record.
-fn fetch_and_store(
+/// A plugin fetched, copied the way the store keeps it, and validated — in a scratch
+/// directory under `pm/tmp/`, before the writer lock is taken — but not stored yet.
+pub struct Prepared {
+    scratch: Scratch,
+    staged: PathBuf,
+    plugin: InstalledPlugin,
+    warnings: Vec<String>,
+    /// The providers its manifest requires sign-in with.
+    requires_auth: Vec<String>,
+}
+
+/// Fetches (git, catalog pin or directory), copies the package as the store would keep it,
+/// and validates that copy. Runs without the writer lock: the network takes as long as it
+/// takes without holding up other writers, and what is validated is exactly what is stored.
+fn prepare(
     cx: &Context,
     spec: &SourceSpec,
     rev: Option<&str>,
     force: bool,
     feedback: &mut dyn Feedback,
-) -> Result<(InstalledPlugin, Vec<String>), ManagerError> {
-    std::fs::create_dir_all(cx.layout.tmp())?;
-    let scratch = tempfile::Builder::new()
-        .prefix("fetch-")
-        .tempdir_in(cx.layout.tmp())?;
+) -> Result<Prepared, ManagerError> {
+    let scratch = Scratch::new(&cx.layout, "fetch-")?;
     let fetched = fetch(cx, spec, rev, scratch.path(), feedback)?;
-    let (loaded, warnings) = validate(&fetched.dir, force)?;
-    let store = Store::open(cx.layout.store())?;
-    let entry = store
-        .put(&fetched.dir)
+    let staged = scratch.path().join("package");
+    crate::store::stage_copy(&fetched.dir, &staged)
         .map_err(|e| ManagerError::Refused(e.to_string()))?;
+    let (loaded, warnings) = validate(&staged, force)?;
     let requirements = match &loaded.content {
         Content::Native(n) => n
             .declarations
@@ -158,9 +192,23 @@ fn fetch_and_store(
             .collect(),
         Content::Portable(_) => Vec::new(),
     };
+    // The staged copy's directory is called `package`: a plugin without a manifest name is
+    // keyed by where it came from instead.
+    let key = match &loaded.content {
+        Content::Native(n) if n.manifest.as_ref().and_then(|m| m.name.as_ref()).is_none() => {
+            nameless_key(&fetched)
+        }
+        _ => loaded.key.clone(),
+    };
+    crate::home::check_key(&key).map_err(|e| ManagerError::Refused(e.to_string()))?;
+    let name = if key == loaded.key {
+        loaded.name()
+    } else {
+        key.clone()
+    };
     let plugin = InstalledPlugin {
-        key: loaded.key.clone(),
-        name: loaded.name(),
+        key,
+        name,
         version: loaded.version(),
         kind: match loaded.content {
             Content::Native(_) => "native".to_string(),
@@ -168,13 +216,67 @@ fn fetch_and_store(
         },
         format: loaded.format().as_str().to_string(),
         source: fetched.provenance,
-        tree: entry.digest,
-        store_key: entry.key,
+        tree: String::new(),
+        store_key: String::new(),
         requirements,
         installed_at: jiff::Timestamp::now()
             .strftime("%Y-%m-%dT%H:%M:%SZ")
             .to_string(),
     };
+    let requires_auth = match &loaded.content {
+        Content::Native(n) => n
+            .manifest
+            .iter()
+            .flat_map(|m| m.requires_auth.iter().map(|a| a.value.clone()))
+            .collect(),
+        Content::Portable(_) => Vec::new(),
+    };
+    Ok(Prepared {
+        scratch,
+        staged,
+        plugin,
+        warnings,
+        requires_auth,
+    })
+}
+
+/// The key of a plugin whose manifest has no `name`, as Hermes would name its directory: the
+/// last segment of the subdirectory, else the repository name, else the directory name.
+fn nameless_key(fetched: &Fetched) -> String {
+    if let Some(sub) = &fetched.provenance.subdir {
+        return sub.rsplit('/').next().unwrap_or(sub).to_string();
+    }
+    if let Some(url) = &fetched.provenance.url {
+        let trimmed = url.trim_end_matches('/');
+        let trimmed = trimmed.strip_suffix(".git").unwrap_or(trimmed);
+        if let Some(last) = trimmed.rsplit(['/', ':']).next()
+            && !last.is_empty()
+        {
+            return last.to_string();
+        }
+    }
+    std::fs::canonicalize(&fetched.dir)
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default()
+}
+
+/// Moves a prepared package into the store (under the writer lock) and completes its record.
+fn store(cx: &Context, prepared: Prepared) -> Result<(InstalledPlugin, Vec<String>), ManagerError> {
+    let Prepared {
+        scratch,
+        staged,
+        mut plugin,
+        warnings,
+        ..
+    } = prepared;
+    let store = Store::open(cx.layout.store())?;
+    let entry = store
+        .put_staged(&staged)
+        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    drop(scratch);
+    plugin.tree = entry.digest;
+    plugin.store_key = entry.key;
     Ok((plugin, warnings))
 }
 
@@ -182,20 +284,25 @@ fn is_active(cx: &Context, key: &str) -> bool {
     apply::current_doc(cx).is_some_and(|d| d.plugin(key).is_some())
 }
 
-/// `install SOURCE`.
+/// `install SOURCE`: fetches and validates without the writer lock, then takes it (with
+/// crash recovery) to store, record and publish.
 pub fn install(
     cx: &Context,
     request: &InstallRequest,
     prompter: &mut dyn Prompter,
     feedback: &mut dyn Feedback,
 ) -> Result<InstallOutcome, ManagerError> {
-    let (plugin, warnings) = fetch_and_store(
+    let prepared = prepare(
         cx,
         &request.spec,
         request.rev.as_deref(),
         request.force,
         feedback,
     )?;
+    let command = format!("install {}", request.spec.display());
+    let _lock = super::begin_writing(&cx.layout, &command, feedback)?;
+    let requires_auth = prepared.requires_auth.clone();
+    let (plugin, warnings) = store(cx, prepared)?;
     super::check_removed(
         cx,
         &plugin.name,
@@ -213,18 +320,11 @@ pub fn install(
             request.spec.display()
         ));
     }
-    if let Ok(surface) = Surface::of(&Store::open(cx.layout.store())?.path_of(&plugin.store_key))
-        && !surface.requires_auth.is_empty()
-    {
+    if !requires_auth.is_empty() {
         feedback.note(&format!(
             "`{}` requires sign-in with: {}",
             plugin.key,
-            surface
-                .requires_auth
-                .iter()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
+            requires_auth.join(", ")
         ));
     }
     let mut installed = Installed::read(&cx.layout.installed())
@@ -326,15 +426,16 @@ pub fn update(
         allow_removed,
     } = request;
     let (dry_run, yes, allow_removed) = (*dry_run, *yes, *allow_removed);
-    let mut installed = Installed::read(&cx.layout.installed())
+    // Fetch first, without the writer lock; then take it and check nothing moved meanwhile.
+    let snapshot = Installed::read(&cx.layout.installed())
         .map_err(|e| ManagerError::Environment(e.to_string()))?;
     let keys: Vec<String> = if names.is_empty() {
-        installed.plugins.keys().cloned().collect()
+        snapshot.plugins.keys().cloned().collect()
     } else {
         names
             .iter()
             .map(|n| {
-                installed
+                snapshot
                     .find(n)
                     .map(|p| p.key.clone())
                     .ok_or_else(|| ManagerError::Usage(format!("`{n}` is not installed")))
@@ -342,9 +443,9 @@ pub fn update(
             .collect::<Result<_, _>>()?
     };
     let mut items = Vec::new();
-    let mut changed = false;
+    let mut fetched = Vec::new();
     for key in keys {
-        let Some(old) = installed.plugins.get(&key).cloned() else {
+        let Some(old) = snapshot.plugins.get(&key).cloned() else {
             continue;
         };
         if let Some(pinned) = &old.source.pinned_ref {
@@ -361,7 +462,20 @@ pub fn update(
             });
             continue;
         }
-        let (mut new, _warnings) = fetch_and_store(cx, &old.source.spec, None, false, feedback)?;
+        let prepared = prepare(cx, &old.source.spec, None, false, feedback)?;
+        fetched.push((key, old, prepared));
+    }
+    let _lock = super::begin_writing(&cx.layout, "update", feedback)?;
+    let mut installed = Installed::read(&cx.layout.installed())
+        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let mut changed = false;
+    for (key, old, prepared) in fetched {
+        if installed.plugins.get(&key) != Some(&old) {
+            return Err(ManagerError::Refused(format!(
+                "`{key}` changed while it was being fetched (another hermes-plugins ran); nothing was updated, run the update again"
+            )));
+        }
+        let (mut new, _warnings) = store(cx, prepared)?;
         super::check_removed(
             cx,
             &new.name,
@@ -482,7 +596,10 @@ pub fn remove(
         feedback,
     )?;
     if purge_data {
-        let data = cx.layout.plugin_data(&key);
+        let data = cx
+            .layout
+            .plugin_data(&key)
+            .map_err(|e| ManagerError::Refused(e.to_string()))?;
         match std::fs::remove_dir_all(&data) {
             Ok(()) => feedback.note(&format!("removed {}", data.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -17,8 +17,8 @@ pub mod query;
 use std::path::PathBuf;
 
 use crate::generation::journal::{self, Recovery};
-use crate::generation::layout::Layout;
 use crate::generation::writer_lock::{LockError, WriterLock};
+use crate::home::Layout;
 use crate::resolve::engine::IndexConfig;
 use crate::resolve::inputs::CoreInputs;
 use crate::source::FetchOptions;
@@ -80,20 +80,14 @@ pub struct Context {
     pub now: jiff::Timestamp,
     /// Catalog and GitHub configuration.
     pub fetch: FetchOptions,
+    /// Bounds on each wheel installed.
+    pub wheel_limits: crate::generation::wheels::WheelLimits,
 }
 
 impl Context {
     /// The config file of a profile.
     pub fn config_path(&self, profile: &str) -> PathBuf {
-        if profile == "default" {
-            self.layout.home.join("config.yaml")
-        } else {
-            self.layout
-                .home
-                .join("profiles")
-                .join(profile)
-                .join("config.yaml")
-        }
+        self.layout.config(profile)
     }
 }
 

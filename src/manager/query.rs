@@ -221,7 +221,10 @@ pub fn env(cx: &Context) -> Result<Value, ManagerError> {
             entry["missing_env"] = json!(missing);
         }
         if p.kind == "portable" {
-            let data = cx.layout.plugin_data(&p.key);
+            let data = cx
+                .layout
+                .plugin_data(&p.key)
+                .map_err(|e| ManagerError::Environment(e.to_string()))?;
             let mut servers = Vec::new();
             if let Ok(loaded) = package::load_dir(&path, Mode::Runtime)
                 && let Content::Portable(pp) = &loaded.content
@@ -436,7 +439,7 @@ pub fn missing_env(cx: &Context, store_key: &str) -> Vec<String> {
         Err(_) => return Vec::new(),
     };
     let declared = super::consent_step::declared(&store.path_of(store_key));
-    let file = std::fs::read_to_string(cx.layout.home.join(".env")).unwrap_or_default();
+    let file = std::fs::read_to_string(cx.layout.env_file()).unwrap_or_default();
     let known = crate::consent::env_file::parse(&file);
     declared
         .env

@@ -176,7 +176,8 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
         let entry = store
             .put(&dir)
             .map_err(|e| BuildError::Source(format!("plugin `{}`: {e}", pin.key)))?;
-        let link = root.join(plugin_path(&pin.key));
+        let link = crate::home::join_key(&root.join("plugins"), &pin.key)
+            .map_err(|e| BuildError::Source(e.to_string()))?;
         if let Some(parent) = link.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         }
@@ -248,6 +249,19 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
         None => Vec::new(),
     };
     let wheels = std::path::absolute(&req.wheels).map_err(|e| io(&req.wheels, e))?;
+    // Offline: every wheel comes from the wheel directory, checked like any other.
+    let pins = pins
+        .into_iter()
+        .map(|mut pin| {
+            if let Some((file, _)) = &pin.wheel {
+                let local = url::Url::from_file_path(wheels.join(file))
+                    .map(|u| u.to_string())
+                    .unwrap_or_default();
+                pin.wheel = Some((file.clone(), local));
+            }
+            pin
+        })
+        .collect();
     let installed = install::install(InstallRequest {
         python: req.python.clone(),
         cache_dir: cache.path().to_path_buf(),
@@ -258,6 +272,8 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
         },
         pins,
         venv: root.join("venv"),
+        wheel_cache: cache.path().join("wheels"),
+        wheel_limits: crate::generation::wheels::WheelLimits::default(),
     })
     .map_err(|e| BuildError::Install(e.to_string()))?;
     let rel = |p: &Path| {
@@ -291,6 +307,7 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
                 .map(|b| format!("{b:02x}"))
                 .collect::<String>()
         ),
+        resolution_digest: None,
         core: None,
         python: PythonEnv {
             base: installed.base_python.display().to_string(),

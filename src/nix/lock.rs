@@ -42,7 +42,8 @@ pub enum Fetch {
 /// One pinned plugin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NixPin {
-    /// Plugin key.
+    /// Plugin key; never a path (checked when read).
+    #[serde(deserialize_with = "crate::home::key::deserialize")]
     pub key: String,
     /// Manifest name.
     pub name: String,

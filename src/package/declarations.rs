@@ -34,6 +34,54 @@ pub enum DepSource {
     None,
 }
 
+/// Longest requirement string parsed (characters).
+pub const MAX_REQUIREMENT: usize = 4096;
+/// Deepest parenthesis nesting of a requirement's marker (uv's marker parser recurses).
+pub const MAX_NESTING: usize = 32;
+
+/// Checks the size and nesting of a requirement string *before* it reaches the PEP 508
+/// parser, whose recursion a hostile marker could otherwise drive off the stack.
+pub fn check_requirement_bounds(text: &str) -> Result<(), String> {
+    let length = text.chars().count();
+    if length > MAX_REQUIREMENT {
+        return Err(format!(
+            "it is {length} characters long; requirements are limited to {MAX_REQUIREMENT}"
+        ));
+    }
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (None, ')') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > MAX_NESTING {
+        return Err(format!(
+            "its marker nests parentheses {deepest} deep; the limit is {MAX_NESTING}"
+        ));
+    }
+    Ok(())
+}
+
+/// Parses a PEP 508 requirement with uv's parser after [`check_requirement_bounds`].
+pub fn parse_requirement(
+    text: &str,
+    dir: &std::path::Path,
+) -> Result<Requirement<VerbatimUrl>, String> {
+    check_requirement_bounds(text)?;
+    Requirement::<VerbatimUrl>::parse(text, dir)
+        .map_err(|err| format!("{} (at character {})", err.message, err.start + 1))
+}
+
 /// One declared requirement, parsed, with where it was written.
 #[derive(Debug, Clone)]
 pub struct DeclaredRequirement {
@@ -192,21 +240,20 @@ pub fn read(
             );
             continue;
         }
-        let requirement = match Requirement::<VerbatimUrl>::parse(text, root.path()) {
+        let requirement = match parse_requirement(text, root.path()) {
             Ok(r) => r,
-            Err(err) => {
+            Err(message) => {
                 out.push(
                     Diagnostic::error(
                         CheckId::PythonDependencies,
                         &file,
                         pos,
                         format!(
-                            "`{text}` is not a valid PEP 508 requirement: {} (at character {})",
-                            err.message,
-                            err.start + 1
+                            "`{}` is not a valid PEP 508 requirement: {message}",
+                            crate::located::truncate_chars(text, 120)
                         ),
                     )
-                    .value(text)
+                    .value(crate::located::truncate_chars(text, 120))
                     .hint("Write it as `name>=1.2,<2` (optionally `name[extra]` and `; marker`)."),
                 );
                 continue;

@@ -53,6 +53,17 @@ pub struct Skipped {
     pub reason: &'static str,
 }
 
+/// A symlink inside a plugins root that leads out of it: not followed, reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outside {
+    /// The symlink, as reached from the path given.
+    pub path: PathBuf,
+    /// Where it leads.
+    pub target: PathBuf,
+    /// The category directory, in a category layout.
+    pub category: Option<String>,
+}
+
 /// What discovery found under a path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Discovery {
@@ -60,6 +71,8 @@ pub struct Discovery {
     pub candidates: Vec<Candidate>,
     /// Directories skipped.
     pub skipped: Vec<Skipped>,
+    /// Symlinked plugin or category directories that lead outside the root given.
+    pub outside: Vec<Outside>,
 }
 
 /// The manifest kind of `dir`, if it is a plugin directory.
@@ -115,11 +128,15 @@ pub fn discover(path: &Path) -> io::Result<Discovery> {
         });
         return Ok(found);
     }
-    scan(&dir, None, &mut found)?;
+    let root = fs::canonicalize(&dir)?;
+    scan(&dir, &root, None, &mut found)?;
     Ok(found)
 }
 
-fn scan(dir: &Path, category: Option<&str>, found: &mut Discovery) -> io::Result<()> {
+/// Inside a plugins root, a symlinked directory is followed only while it stays inside the
+/// root: one leading elsewhere is recorded in [`Discovery::outside`] and not read, so
+/// validating a directory never reports on (or reads) something outside it.
+fn scan(dir: &Path, root: &Path, category: Option<&str>, found: &mut Discovery) -> io::Result<()> {
     let mut children: Vec<PathBuf> = fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
@@ -143,6 +160,20 @@ fn scan(dir: &Path, category: Option<&str>, found: &mut Discovery) -> io::Result
         if !child.is_dir() {
             continue;
         }
+        if fs::symlink_metadata(&child).is_ok_and(|m| m.file_type().is_symlink()) {
+            match fs::canonicalize(&child) {
+                Ok(target) if target.starts_with(root) => {}
+                Ok(target) => {
+                    found.outside.push(Outside {
+                        path: child,
+                        target,
+                        category: category.map(str::to_string),
+                    });
+                    continue;
+                }
+                Err(_) => continue,
+            }
+        }
         match manifest_kind(&child) {
             Some(ManifestKind::Portable) if category.is_some() && is_foreign_harness(&child) => {
                 found.skipped.push(Skipped {
@@ -160,7 +191,7 @@ fn scan(dir: &Path, category: Option<&str>, found: &mut Discovery) -> io::Result
                 reason: "no plugin.yaml, depth cap reached",
             }),
             None => {
-                if let Err(e) = scan(&child, Some(&name), found) {
+                if let Err(e) = scan(&child, root, Some(&name), found) {
                     tracing::warn!("skipping unreadable directory {}: {e}", child.display());
                     found.skipped.push(Skipped {
                         path: child,

@@ -416,8 +416,10 @@ impl Manifest {
 }
 
 fn merge_unique(into: &mut Vec<Spanned<String>>, items: Vec<Spanned<String>>) {
+    let mut seen: std::collections::HashSet<String> =
+        into.iter().map(|e| e.value.clone()).collect();
     for item in items {
-        if !into.iter().any(|e| e.value == item.value) {
+        if seen.insert(item.value.clone()) {
             into.push(item);
         }
     }

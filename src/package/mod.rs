@@ -21,7 +21,7 @@ use crate::located::{Limits, Pos, yaml};
 use crate::pkgfs::{MANIFEST_LIMIT, PackageRoot};
 
 pub use declarations::Declarations;
-pub use discover::{Candidate, Discovery, ManifestKind, Skipped};
+pub use discover::{Candidate, Discovery, ManifestKind, Outside, Skipped};
 pub use fields::{Mode, Spanned};
 pub use manifest::Manifest;
 pub use portable::PortablePackage;
@@ -163,6 +163,21 @@ pub fn load_path(path: &Path, mode: Mode) -> io::Result<LoadedTree> {
     let discovery = discover::discover(path)?;
     let mut packages: Vec<LoadedPackage> =
         discovery.candidates.iter().map(|c| load(c, mode)).collect();
+    for outside in &discovery.outside {
+        match (mode, discover::manifest_kind(&outside.path)) {
+            // Hermes follows such links at run time; `validate` does not leave its root.
+            (Mode::Runtime, Some(manifest)) => packages.push(load(
+                &Candidate {
+                    dir: outside.path.clone(),
+                    category: outside.category.clone(),
+                    manifest,
+                },
+                mode,
+            )),
+            (Mode::Runtime, None) => {}
+            (Mode::Validate, _) => packages.push(outside_package(outside)),
+        }
+    }
     let mut first: HashMap<String, PathBuf> = HashMap::new();
     for package in &mut packages {
         match first.get(&package.key) {
@@ -188,6 +203,46 @@ pub fn load_path(path: &Path, mode: Mode) -> io::Result<LoadedTree> {
         packages,
         skipped: discovery.skipped,
     })
+}
+
+/// A symlink leading outside the plugins root, as a package that was not loaded: an error
+/// says where it leads and how to validate that directory itself.
+fn outside_package(outside: &Outside) -> LoadedPackage {
+    let name = outside
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let key = match &outside.category {
+        Some(cat) => format!("{cat}/{name}"),
+        None => name.clone(),
+    };
+    let target = outside.target.display().to_string();
+    LoadedPackage {
+        dir: outside.path.clone(),
+        root: None,
+        key,
+        category: outside.category.clone(),
+        content: Content::Native(Box::new(NativePackage {
+            manifest_file: "plugin.yaml".into(),
+            manifest: None,
+            declarations: Declarations::empty(),
+        })),
+        diagnostics: vec![
+            Diagnostic::error(
+                CheckId::Layout,
+                ".",
+                Pos::START,
+                format!(
+                    "`{name}` is a symlink to {target}, outside the directory being validated; it was not read"
+                ),
+            )
+            .value(crate::text::escape(&target))
+            .hint(format!(
+                "Validate that directory itself (`hermes-plugins validate {target}`), or replace the symlink with the plugin."
+            )),
+        ],
+    }
 }
 
 /// Loads the plugin in `dir` (a single plugin directory, not a root of plugins), keyed by its

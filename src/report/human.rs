@@ -1,6 +1,10 @@
 //! Human-readable report: one line per package, its findings indented beneath, a summary.
+//! Every string that comes from a package (keys, versions, paths, messages quoting values)
+//! is escaped: only this renderer's own colours reach the terminal.
 
 use anstyle::{AnsiColor, Effects, Style};
+
+use crate::text::{escape as one, for_terminal as lines};
 
 use super::{Finding, PackageReport, Report};
 
@@ -72,14 +76,14 @@ fn render_package(out: &mut String, package: &PackageReport, options: Options, p
     let version = package
         .version
         .as_deref()
-        .map(|v| format!(" v{v}"))
+        .map(|v| format!(" v{}", one(v)))
         .unwrap_or_default();
     let bold = Style::new().effects(Effects::BOLD);
     let mut line = format!(
         "{mark} {}{version} ({}) {}",
-        p.paint(bold, &package.key),
+        p.paint(bold, &one(&package.key)),
         package.format,
-        p.paint(Style::new().effects(Effects::DIMMED), &package.path)
+        p.paint(Style::new().effects(Effects::DIMMED), &one(&package.path))
     );
     if !package.accepted {
         line.push_str(&format!(
@@ -93,10 +97,10 @@ fn render_package(out: &mut String, package: &PackageReport, options: Options, p
         && let (Some(skills), Some(servers)) = (&package.skills, &package.mcp_servers)
     {
         {
-            let skill_names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+            let skill_names: Vec<String> = skills.iter().map(|s| one(&s.name).into()).collect();
             let server_names: Vec<String> = servers
                 .iter()
-                .map(|s| format!("{} ({}, trust {})", s.name, s.transport, s.trust))
+                .map(|s| format!("{} ({}, trust {})", one(&s.name), s.transport, s.trust))
                 .collect();
             out.push_str(&format!(
                 "    loads skills: [{}]; MCP servers: [{}]\n",
@@ -121,19 +125,23 @@ fn render_finding(out: &mut String, f: &Finding, p: &Paint) {
     let component = f
         .component
         .as_deref()
-        .map(|c| format!(" ({c})"))
+        .map(|c| format!(" ({})", one(c)))
         .unwrap_or_default();
     out.push_str(&format!(
         "  {head} {}:{}:{}{component}: {}\n",
-        f.file, f.line, f.column, f.message
+        one(&f.file),
+        f.line,
+        f.column,
+        lines(&f.message)
     ));
     if let Some(value) = &f.value {
-        out.push_str(&format!("      value: {value}\n"));
+        out.push_str(&format!("      value: {}\n", one(value)));
     }
     if let Some(hint) = &f.hint {
         out.push_str(&format!(
-            "      {} {hint}\n",
-            p.paint(AnsiColor::Green.on_default(), "fix:")
+            "      {} {}\n",
+            p.paint(AnsiColor::Green.on_default(), "fix:"),
+            lines(hint)
         ));
     }
 }

@@ -162,20 +162,20 @@ impl CoreInputs {
         let project = CoreProject::load(dir)?;
         let lock = CoreLock::load(dir)?;
         let mut requirements = Vec::new();
-        let parse = |raw: &String, source: Source| -> Result<Labelled, InputError> {
-            let requirement = Requirement::<VerbatimUrl>::parse(raw, dir).map_err(|e| {
-                InputError::CoreRequirement {
-                    path: project.path.clone(),
+        let parse =
+            |raw: &String, source: Source| -> Result<Labelled, InputError> {
+                let requirement = crate::package::declarations::parse_requirement(raw, dir)
+                    .map_err(|message| InputError::CoreRequirement {
+                        path: project.path.clone(),
+                        raw: raw.clone(),
+                        message,
+                    })?;
+                Ok(Labelled {
+                    source,
                     raw: raw.clone(),
-                    message: e.message.to_string(),
-                }
-            })?;
-            Ok(Labelled {
-                source,
-                raw: raw.clone(),
-                requirement,
-            })
-        };
+                    requirement,
+                })
+            };
         for raw in &project.dependencies {
             requirements.push(parse(raw, Source::Core)?);
         }
@@ -240,6 +240,16 @@ pub fn plugin_from_dir(dir: &Path) -> Result<PluginInput, InputError> {
         return Err(InputError::Plugin {
             path: dir.to_path_buf(),
             message: reason,
+        });
+    }
+    // A requirement that does not parse is not silently left out of the resolution.
+    if let Some(bad) = loaded.diagnostics.iter().find(|d| {
+        d.check == crate::diag::CheckId::PythonDependencies
+            && d.severity == crate::diag::Severity::Error
+    }) {
+        return Err(InputError::Plugin {
+            path: dir.to_path_buf(),
+            message: format!("{}: {}", bad.file, bad.message),
         });
     }
     for req in &native.declarations.managed {

@@ -64,6 +64,44 @@ pub enum Failure {
 }
 
 impl Request {
+    /// What the lock records as its inputs: each source's requirements as written, and the
+    /// requirements left out. Two requests with equal inputs (and equal core, interpreter and
+    /// index) resolve to the same lock.
+    pub fn lock_inputs(&self) -> (Vec<LockInput>, Vec<LockExcluded>) {
+        let mut inputs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for l in self.labelled() {
+            inputs
+                .entry(l.source.label())
+                .or_default()
+                .insert(l.raw.clone());
+        }
+        for p in &self.plugins {
+            inputs
+                .entry(Source::Plugin(p.name.clone()).label())
+                .or_default();
+        }
+        let mut inputs: Vec<LockInput> = inputs
+            .into_iter()
+            .map(|(source, reqs)| LockInput {
+                source,
+                requirements: reqs.into_iter().collect(),
+            })
+            .collect();
+        inputs.sort_by_key(|i| (i.source != "core", i.source.clone()));
+        let mut excluded: Vec<LockExcluded> = self
+            .plugins
+            .iter()
+            .flat_map(|p| p.excluded.iter())
+            .map(|e| LockExcluded {
+                source: e.source.label(),
+                requirement: e.raw.clone(),
+                reason: e.reason.as_str().to_string(),
+            })
+            .collect();
+        excluded.sort_by(|a, b| (&a.source, &a.requirement).cmp(&(&b.source, &b.requirement)));
+        (inputs, excluded)
+    }
+
     /// All labelled requirements: core's, then each plugin's.
     pub fn labelled(&self) -> Vec<Labelled> {
         let mut out: Vec<Labelled> = self
@@ -274,37 +312,7 @@ fn build_lock(request: &Request, labelled: &[Labelled], resolved: Resolved) -> L
             }
         })
         .collect();
-    let mut inputs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for l in labelled {
-        inputs
-            .entry(l.source.label())
-            .or_default()
-            .insert(l.raw.clone());
-    }
-    for p in &request.plugins {
-        inputs
-            .entry(Source::Plugin(p.name.clone()).label())
-            .or_default();
-    }
-    let mut inputs: Vec<LockInput> = inputs
-        .into_iter()
-        .map(|(source, reqs)| LockInput {
-            source,
-            requirements: reqs.into_iter().collect(),
-        })
-        .collect();
-    inputs.sort_by_key(|i| (i.source != "core", i.source.clone()));
-    let mut excluded: Vec<LockExcluded> = request
-        .plugins
-        .iter()
-        .flat_map(|p| p.excluded.iter())
-        .map(|e| LockExcluded {
-            source: e.source.label(),
-            requirement: e.raw.clone(),
-            reason: e.reason.as_str().to_string(),
-        })
-        .collect();
-    excluded.sort_by(|a, b| (&a.source, &a.requirement).cmp(&(&b.source, &b.requirement)));
+    let (inputs, excluded) = request.lock_inputs();
     Lock {
         lock_version: lock::LOCK_VERSION,
         python: LockPython {

@@ -1,8 +1,15 @@
 //! Git through libgit2 (`git2`): clone into a scratch directory, pick the revision (a
 //! branch, tag or commit given with `--ref`, else the remote's default branch), check it out
 //! and report the exact 40-hex commit (SRC-2).
+//!
+//! Every network operation is bounded ([`Timeouts`]): a connect timeout and a stall timeout
+//! (no data for that long, or less than 1 KiB over that long) turn a server that accepts and
+//! never answers, or trickles, into an error instead of a hang.
 
 use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use git2::build::{CheckoutBuilder, RepoBuilder};
 use git2::{FetchOptions, RemoteCallbacks, Repository};
@@ -40,6 +47,106 @@ pub enum GitError {
     Other(String),
 }
 
+/// Bounds on git network operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Connecting to the server.
+    pub connect: Duration,
+    /// The longest a transfer may go without data (or with less than [`LOW_SPEED_BYTES`]).
+    pub stall: Duration,
+}
+
+/// A transfer slower than this many bytes per stall window counts as stalled.
+pub const LOW_SPEED_BYTES: usize = 1024;
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(30),
+            stall: Duration::from_secs(60),
+        }
+    }
+}
+
+static TIMEOUTS: Mutex<Option<Timeouts>> = Mutex::new(None);
+
+impl Timeouts {
+    /// Makes these the bounds of every git operation of this process. Nothing touches
+    /// libgit2 until a git operation starts (initialising it costs milliseconds that commands
+    /// without git should not pay).
+    pub fn install(self) {
+        if let Ok(mut t) = TIMEOUTS.lock() {
+            *t = Some(self);
+        }
+    }
+
+    /// The bounds in force, applied to libgit2 (its connect and read timeouts are
+    /// process-wide): called as every git network operation starts.
+    pub fn current() -> Timeouts {
+        let t = Self::configured();
+        let ms = |d: Duration| i32::try_from(d.as_millis()).unwrap_or(i32::MAX).max(1);
+        // SAFETY: libgit2 global options, set between operations; the values are plain
+        // integers.
+        unsafe {
+            let _ = git2::opts::set_server_connect_timeout_in_milliseconds(ms(t.connect));
+            let _ = git2::opts::set_server_timeout_in_milliseconds(ms(t.stall));
+        }
+        t
+    }
+
+    /// The bounds configured (for messages), without touching libgit2.
+    fn configured() -> Timeouts {
+        TIMEOUTS.lock().ok().and_then(|t| *t).unwrap_or_default()
+    }
+}
+
+/// Remote callbacks with progress reporting and the low-speed watchdog; `stalled` is set when
+/// the watchdog cancelled the transfer.
+fn callbacks<'a>(progress: Progress<'a>, stalled: &'a AtomicBool) -> RemoteCallbacks<'a> {
+    let limits = Timeouts::current();
+    let mut window_start = Instant::now();
+    let mut bytes_at_start = 0usize;
+    let mut callbacks = RemoteCallbacks::new();
+    callbacks.transfer_progress(move |stats| {
+        progress(stats.received_objects(), stats.total_objects());
+        let now = Instant::now();
+        if now.duration_since(window_start) >= limits.stall {
+            if stats.received_bytes().saturating_sub(bytes_at_start) < LOW_SPEED_BYTES {
+                stalled.store(true, Ordering::Relaxed);
+                return false;
+            }
+            window_start = now;
+            bytes_at_start = stats.received_bytes();
+        }
+        true
+    });
+    callbacks
+}
+
+/// The error for a failed network operation: a stall reported as such.
+fn network_error(url: &str, e: &git2::Error, stalled: bool) -> GitError {
+    let limits = Timeouts::configured();
+    let message = if stalled {
+        format!(
+            "the transfer stalled (less than {LOW_SPEED_BYTES} bytes in {} s; HERMES_PLUGINS_GIT_TIMEOUT sets the limit)",
+            limits.stall.as_secs()
+        )
+    } else if e.message().to_ascii_lowercase().contains("timed out") {
+        format!(
+            "{} (connect limit {} s, stall limit {} s: HERMES_PLUGINS_GIT_CONNECT_TIMEOUT, HERMES_PLUGINS_GIT_TIMEOUT)",
+            e.message(),
+            limits.connect.as_secs(),
+            limits.stall.as_secs()
+        )
+    } else {
+        e.message().to_string()
+    };
+    GitError::Clone {
+        url: crate::text::redact_credentials(url).into_owned(),
+        message: crate::text::redact_credentials(&message).into_owned(),
+    }
+}
+
 fn other(e: git2::Error) -> GitError {
     GitError::Other(e.message().to_string())
 }
@@ -75,22 +182,15 @@ pub fn clone_at(
 ) -> Result<Checkout, GitError> {
     let fetched = rewrite_url(url);
     let url = fetched.as_str();
-    let mut callbacks = RemoteCallbacks::new();
-    callbacks.transfer_progress(|stats| {
-        progress(stats.received_objects(), stats.total_objects());
-        true
-    });
+    let stalled = AtomicBool::new(false);
     let mut fetch = FetchOptions::new();
-    fetch.remote_callbacks(callbacks);
+    fetch.remote_callbacks(callbacks(progress, &stalled));
     let repo = RepoBuilder::new()
         .fetch_options(fetch)
         .bare(false)
         .with_checkout(CheckoutBuilder::new())
         .clone(url, dest)
-        .map_err(|e| GitError::Clone {
-            url: url.to_string(),
-            message: e.message().to_string(),
-        })?;
+        .map_err(|e| network_error(url, &e, stalled.load(Ordering::Relaxed)))?;
     checkout(&repo, url, rev)
 }
 
@@ -106,14 +206,14 @@ fn checkout(repo: &Repository, url: &str, rev: Option<&str>) -> Result<Checkout,
                 .iter()
                 .find_map(|c| repo.revparse_single(c).ok())
                 .ok_or_else(|| GitError::UnknownRev {
-                    url: url.to_string(),
+                    url: crate::text::redact_credentials(url).into_owned(),
                     rev: rev.to_string(),
                 })?;
             (found, None)
         }
         None => {
             let head = repo.head().map_err(|e| GitError::Clone {
-                url: url.to_string(),
+                url: crate::text::redact_credentials(url).into_owned(),
                 message: format!("the repository has no default branch ({})", e.message()),
             })?;
             let branch = head.shorthand().map(str::to_string);
@@ -121,7 +221,7 @@ fn checkout(repo: &Repository, url: &str, rev: Option<&str>) -> Result<Checkout,
         }
     };
     let commit = object.peel_to_commit().map_err(|_| GitError::UnknownRev {
-        url: url.to_string(),
+        url: crate::text::redact_credentials(url).into_owned(),
         rev: rev.unwrap_or("HEAD").to_string(),
     })?;
     repo.checkout_tree(commit.as_object(), Some(CheckoutBuilder::new().force()))
@@ -168,9 +268,11 @@ pub fn checkout_sha_cached(
     match cached(url, sha, cache_root, dest, progress) {
         Ok(c) => Ok(c),
         Err(GitError::UnknownRev { .. }) => Err(GitError::UnknownRev {
-            url: url.to_string(),
+            url: crate::text::redact_credentials(url).into_owned(),
             rev: sha.to_string(),
         }),
+        // The network failed (or stalled): a fresh clone would only fail again, later.
+        Err(e @ GitError::Clone { .. }) => Err(e),
         Err(e) => {
             tracing::debug!("git cache unusable for {url}: {e}; cloning");
             let _ = std::fs::remove_dir_all(dest);
@@ -203,13 +305,9 @@ fn cached(
     };
     let oid = git2::Oid::from_str(sha).map_err(other)?;
     if repo.find_commit(oid).is_err() {
-        let mut callbacks = RemoteCallbacks::new();
-        callbacks.transfer_progress(|stats| {
-            progress(stats.received_objects(), stats.total_objects());
-            true
-        });
+        let stalled = AtomicBool::new(false);
         let mut options = FetchOptions::new();
-        options.remote_callbacks(callbacks);
+        options.remote_callbacks(callbacks(progress, &stalled));
         let mut remote = repo.remote_anonymous(&fetched).map_err(other)?;
         remote
             .fetch(
@@ -220,13 +318,10 @@ fn cached(
                 Some(&mut options),
                 None,
             )
-            .map_err(|e| GitError::Clone {
-                url: url.to_string(),
-                message: e.message().to_string(),
-            })?;
+            .map_err(|e| network_error(url, &e, stalled.load(Ordering::Relaxed)))?;
     }
     let commit = repo.find_commit(oid).map_err(|_| GitError::UnknownRev {
-        url: url.to_string(),
+        url: crate::text::redact_credentials(url).into_owned(),
         rev: sha.to_string(),
     })?;
     std::fs::create_dir_all(dest).map_err(|e| GitError::Other(e.to_string()))?;

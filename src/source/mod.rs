@@ -203,11 +203,12 @@ fn fetch_git(
 ) -> Result<Fetched, FetchError> {
     let checkout = git::clone_at(&url, rev, checkout_dir, progress)?;
     let dir = contained_subdir(checkout_dir, subdir.as_deref())?;
+    // Credentials in the URL are used for this fetch only; provenance never records them.
     Ok(Fetched {
         dir,
         provenance: Provenance {
-            spec: spec.clone(),
-            url: Some(url),
+            spec: spec.without_credentials(),
+            url: Some(crate::text::strip_credentials(&url)),
             subdir,
             pinned_ref: rev.map(str::to_string),
             tracked_ref: checkout.tracked_ref,

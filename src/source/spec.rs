@@ -183,11 +183,25 @@ impl SourceSpec {
                 Some(s) => format!("{owner}/{repo}/{s}"),
                 None => format!("{owner}/{repo}"),
             },
-            SourceSpec::Git { url, subdir } => match subdir {
-                Some(s) => format!("{url}#{s}"),
-                None => url.clone(),
-            },
+            SourceSpec::Git { url, subdir } => {
+                let url = crate::text::redact_credentials(url);
+                match subdir {
+                    Some(s) => format!("{url}#{s}"),
+                    None => url.into_owned(),
+                }
+            }
             SourceSpec::Path { dir } => dir.display().to_string(),
+        }
+    }
+
+    /// The same source without credentials in its URL: what provenance records.
+    pub fn without_credentials(&self) -> SourceSpec {
+        match self {
+            SourceSpec::Git { url, subdir } => SourceSpec::Git {
+                url: crate::text::strip_credentials(url),
+                subdir: subdir.clone(),
+            },
+            other => other.clone(),
         }
     }
 

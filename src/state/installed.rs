@@ -3,7 +3,6 @@
 //! same state gives the same bytes. Schema: `catalog-schema/installed.schema.json`.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +15,8 @@ pub const INSTALLED_VERSION: u32 = 1;
 /// One installed plugin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InstalledPlugin {
-    /// The plugin key (the name Hermes config uses).
+    /// The plugin key (the name Hermes config uses); never a path (checked when read).
+    #[serde(deserialize_with = "crate::home::key::deserialize")]
     pub key: String,
     /// The manifest name.
     pub name: String,
@@ -82,9 +82,9 @@ pub enum InstalledError {
 impl Installed {
     /// Reads the file; a missing file is an empty state.
     pub fn read(path: &Path) -> Result<Installed, InstalledError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Installed::default()),
+        let text = match crate::files::read_regular_text(path, crate::files::STATE_LIMIT) {
+            Ok(Some(t)) => t,
+            Ok(None) => return Ok(Installed::default()),
             Err(source) => {
                 return Err(InstalledError::Io {
                     path: path.display().to_string(),
@@ -106,6 +106,27 @@ impl Installed {
                 ),
             });
         }
+        for (key, plugin) in &parsed.plugins {
+            if *key != plugin.key {
+                return Err(InstalledError::Format {
+                    path: path.display().to_string(),
+                    message: format!(
+                        "the entry `{}` records the key `{}`",
+                        crate::text::escape(key),
+                        crate::text::escape(&plugin.key)
+                    ),
+                });
+            }
+            if !crate::store::Store::is_key(&plugin.store_key) {
+                return Err(InstalledError::Format {
+                    path: path.display().to_string(),
+                    message: format!(
+                        "`{key}` has an invalid store key `{}`",
+                        crate::text::escape(&plugin.store_key)
+                    ),
+                });
+            }
+        }
         Ok(parsed)
     }
 
@@ -122,36 +143,4 @@ impl Installed {
             .get(name)
             .or_else(|| self.plugins.values().find(|p| p.name == name))
     }
-}
-
-/// Writes `text` to `path` atomically: a temporary file in the same directory, fsync, rename,
-/// fsync of the directory. The file's permissions are kept when it already exists; a new file
-/// gets `0644`.
-pub fn write_atomically(path: &Path, text: &[u8]) -> std::io::Result<()> {
-    write_atomically_mode(path, text, None)
-}
-
-/// Like [`write_atomically`], with the file's mode forced to `mode` when given (`0600` for
-/// `.env`); the temporary file has that mode from its creation.
-pub fn write_atomically_mode(path: &Path, text: &[u8], mode: Option<u32>) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".hermes-plugins-")
-        .tempfile_in(dir)?;
-    let permissions = match (mode, std::fs::metadata(path)) {
-        (Some(m), _) => std::os::unix::fs::PermissionsExt::from_mode(m),
-        (None, Ok(meta)) => meta.permissions(),
-        (None, Err(_)) => std::os::unix::fs::PermissionsExt::from_mode(0o644),
-    };
-    tmp.as_file().set_permissions(permissions.clone())?;
-    tmp.write_all(text)?;
-    tmp.as_file().set_permissions(permissions)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    std::fs::File::open(dir)?.sync_all()?;
-    Ok(())
 }

@@ -130,6 +130,8 @@ pub fn read_profiles(home: &Path) -> Result<(Vec<Profile>, Vec<ProfileError>), P
             .flatten()
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .map(|e| e.file_name().to_string_lossy().into_owned())
+            // Hermes lists only directories named like profiles; so do we.
+            .filter(|name| name != "default" && crate::home::is_profile(name))
             .collect();
         names.sort();
         for name in names {

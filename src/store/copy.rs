@@ -1,7 +1,7 @@
 //! Copying a plugin tree into the store's staging directory.
 //!
 //! Only what a NAR can hold is copied: regular files (contents and executable bit; final mode
-//! 0o444 or 0o555, written and fsynced before returning), directories, and symlinks whose
+//! 0o444 or 0o555), directories, and symlinks whose
 //! target stays inside the tree (see [`super::link_target`]). Entries named `.git` are
 //! skipped at any depth. Anything else is an error naming the source path.
 
@@ -65,7 +65,8 @@ pub(super) fn copy_tree(src: &Path, dst: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Copies one regular file with its executable bit, read-only, and fsyncs it.
+/// Copies one regular file with its executable bit, read-only (made durable with the whole
+/// tree by [`super::perms::seal`]).
 fn copy_file(from: &Path, to: &Path) -> Result<(), StoreError> {
     let mut input = open_no_follow(from).map_err(io_at(from))?;
     let meta = input.metadata().map_err(io_at(from))?;
@@ -89,7 +90,6 @@ fn copy_file(from: &Path, to: &Path) -> Result<(), StoreError> {
     io::copy(&mut input, &mut output).map_err(io_at(from))?;
     output
         .set_permissions(Permissions::from_mode(mode))
-        .and_then(|()| output.sync_all())
         .map_err(io_at(to))
 }
 

@@ -109,6 +109,32 @@ impl Store {
         })
     }
 
+    /// Moves a tree made by [`stage_copy`] into the store: sealed read-only, hashed, and
+    /// renamed into place (or dropped when the same content is already stored). `staged` must
+    /// be on the store's file system (a scratch directory under `pm/`); otherwise it is
+    /// copied with [`Store::put`]. On error nothing is left in the store.
+    pub fn put_staged(&self, staged: &Path) -> Result<StoreEntry, StoreError> {
+        perms::seal(staged)?;
+        let digest = nar::nar_sha256(staged).map_err(io_at(staged))?;
+        let key = nar::nix_base32(&digest);
+        let path = self.path_of(&key);
+        if fs::symlink_metadata(&path).is_err() {
+            match fs::rename(staged, &path) {
+                Ok(()) => perms::sync_dir(&self.root).map_err(io_at(&self.root))?,
+                Err(e) if e.raw_os_error() == Some(libc::EXDEV) => return self.put(staged),
+                Err(_) if path.is_dir() => perms::force_remove(staged)?,
+                Err(e) => return Err(io_at(&path)(e)),
+            }
+        } else {
+            perms::force_remove(staged)?;
+        }
+        Ok(StoreEntry {
+            digest: nar::sri(&digest),
+            key,
+            path,
+        })
+    }
+
     /// Where the tree with `key` is (or would be). Only meaningful for a valid key (see
     /// [`Store::is_key`]); [`Store::contains`] and [`Store::verify`] check that.
     pub fn path_of(&self, key: &str) -> PathBuf {
@@ -182,6 +208,21 @@ impl Store {
         removed.sort();
         Ok(removed)
     }
+}
+
+/// Copies the tree at `src` into `dst` (which must not exist) exactly as [`Store::put`]
+/// would store it — no `.git`, only symlinks that stay inside, no special files — so it can
+/// be validated outside the store first and moved in with [`Store::put_staged`].
+pub fn stage_copy(src: &Path, dst: &Path) -> Result<(), StoreError> {
+    if !fs::metadata(src).map_err(io_at(src))?.is_dir() {
+        return Err(StoreError::NotADirectory {
+            path: src.to_path_buf(),
+        });
+    }
+    std::os::unix::fs::DirBuilderExt::mode(&mut fs::DirBuilder::new(), 0o700)
+        .create(dst)
+        .map_err(io_at(dst))?;
+    copy::copy_tree(src, dst)
 }
 
 /// A `.tmp-*` staging directory in the store, removed on drop unless disarmed.

@@ -7,19 +7,22 @@ use std::path::Path;
 
 use super::error::{StoreError, io_at};
 
-/// Makes every directory under (and including) `dir` 0o555 and fsyncs it, children first, so
-/// each directory's entries are durable before the directory above it is synced. Files were
-/// made read-only and synced when they were written; symlinks have no mode of their own.
+/// Makes every directory under (and including) `dir` 0o555 (files were made read-only when
+/// they were written; symlinks have no mode of their own), then makes the whole tree durable
+/// at once (see [`crate::files::sync_tree`]).
 pub(super) fn seal(dir: &Path) -> Result<(), StoreError> {
+    make_read_only(dir)?;
+    crate::files::sync_tree(dir).map_err(io_at(dir))
+}
+
+fn make_read_only(dir: &Path) -> Result<(), StoreError> {
     for entry in fs::read_dir(dir).map_err(io_at(dir))? {
         let entry = entry.map_err(io_at(dir))?;
         if entry.file_type().map_err(io_at(&entry.path()))?.is_dir() {
-            seal(&entry.path())?;
+            make_read_only(&entry.path())?;
         }
     }
-    fs::set_permissions(dir, Permissions::from_mode(0o555))
-        .and_then(|()| sync_dir(dir))
-        .map_err(io_at(dir))
+    fs::set_permissions(dir, Permissions::from_mode(0o555)).map_err(io_at(dir))
 }
 
 /// Fsyncs a directory (its entries: creations, renames).

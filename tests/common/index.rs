@@ -27,6 +27,10 @@ pub struct Wheel {
     pub requires_python: Option<String>,
     /// PEP 700 upload time (RFC 3339), if the index should report one.
     pub upload_time: Option<String>,
+    /// More files in the archive (listed in RECORD).
+    pub extra_files: Vec<(String, Vec<u8>)>,
+    /// RECORD gives the module file a hash it does not have.
+    pub lying_record: bool,
 }
 
 impl Wheel {
@@ -38,7 +42,21 @@ impl Wheel {
             requires_dist: Vec::new(),
             requires_python: None,
             upload_time: Some(upload_time.to_string()),
+            extra_files: Vec::new(),
+            lying_record: false,
         }
+    }
+
+    /// Adds a file to the archive (recorded honestly in RECORD).
+    pub fn with_file(mut self, path: &str, data: Vec<u8>) -> Self {
+        self.extra_files.push((path.to_string(), data));
+        self
+    }
+
+    /// Makes RECORD lie about the module's `__init__.py`.
+    pub fn lying_record(mut self) -> Self {
+        self.lying_record = true;
+        self
     }
 
     /// Adds a `Requires-Dist`.
@@ -86,7 +104,7 @@ impl Wheel {
     pub fn build(&self) -> Vec<u8> {
         let module = self.normalized().replace('-', "_");
         let dist_info = format!("{}-{}.dist-info", module, self.version);
-        let files: Vec<(String, Vec<u8>)> = vec![
+        let mut files: Vec<(String, Vec<u8>)> = vec![
             (format!("{module}/__init__.py"), format!("__version__ = \"{}\"\n", self.version).into_bytes()),
             (format!("{dist_info}/METADATA"), self.metadata().into_bytes()),
             (
@@ -94,10 +112,16 @@ impl Wheel {
                 b"Wheel-Version: 1.0\nGenerator: hermes-plugins-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n".to_vec(),
             ),
         ];
+        files.extend(self.extra_files.iter().cloned());
         let mut record = String::new();
-        for (path, data) in &files {
+        for (i, (path, data)) in files.iter().enumerate() {
+            let recorded: &[u8] = if self.lying_record && i == 0 {
+                b"__version__ = \"something else\"\n"
+            } else {
+                data
+            };
             let digest =
-                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(data));
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(recorded));
             record.push_str(&format!("{path},sha256={digest},{}\n", data.len()));
         }
         record.push_str(&format!("{dist_info}/RECORD,,\n"));
@@ -220,6 +244,18 @@ impl TestIndex {
     /// The directory of built wheels.
     pub fn wheels(&self) -> &Path {
         &self.wheel_dir
+    }
+}
+
+impl TestIndex {
+    /// Stops serving: new connections are refused from now on (the URL stays the same).
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the acceptor so it sees the flag.
+        let _ = TcpStream::connect(self.base.trim_start_matches("http://"));
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
     }
 }
 

@@ -121,10 +121,17 @@ pub struct Evaluator<'s, 't> {
     pub scopes: &'s Scopes<'t>,
     in_progress: RefCell<Vec<(ModId, String)>>,
     fuel: Cell<usize>,
+    /// Bytes of strings the evaluator may still build.
+    bytes: Cell<usize>,
 }
 
 const MAX_DEPTH: usize = 48;
 const MAX_SEQ: usize = 4096;
+/// Longest string the evaluator builds (1 MiB); a longer one is unknown.
+pub const MAX_STR: usize = 1 << 20;
+/// Bytes of strings built per package (64 MiB): with it, hostile code that multiplies
+/// strings (`'{0}' * n`, nested f-strings) costs bounded memory.
+pub const MAX_BYTES: usize = 64 << 20;
 
 impl<'s, 't> Evaluator<'s, 't> {
     /// An evaluator with `fuel` evaluation steps.
@@ -134,6 +141,25 @@ impl<'s, 't> Evaluator<'s, 't> {
             scopes,
             in_progress: RefCell::new(Vec::new()),
             fuel: Cell::new(fuel),
+            bytes: Cell::new(MAX_BYTES),
+        }
+    }
+
+    /// Charges a built value against the byte budget: a string over [`MAX_STR`], or once the
+    /// budget is spent, becomes unknown.
+    fn charge(&self, v: Val<'t>) -> Val<'t> {
+        match v {
+            Val::Str(s) => {
+                let left = self.bytes.get();
+                if s.len() > MAX_STR || s.len() > left {
+                    self.bytes.set(left.saturating_sub(s.len()));
+                    Val::Unknown
+                } else {
+                    self.bytes.set(left - s.len());
+                    Val::Str(s)
+                }
+            }
+            other => other,
         }
     }
 
@@ -218,6 +244,11 @@ impl<'s, 't> Evaluator<'s, 't> {
         if depth > MAX_DEPTH || !self.burn() {
             return Val::Unknown;
         }
+        let v = self.eval_node(m, node, env, depth);
+        self.charge(v)
+    }
+
+    fn eval_node(&self, m: ModId, node: Node<'t>, env: Option<&Env<'t>>, depth: usize) -> Val<'t> {
         let module = &self.set.modules[m];
         let ev = |n: Node<'t>| self.eval_depth(m, n, env, depth + 1);
         match node.kind() {
@@ -227,7 +258,7 @@ impl<'s, 't> Evaluator<'s, 't> {
                 let mut c = node.walk();
                 for part in node.named_children(&mut c) {
                     match self.string(m, part, env, depth) {
-                        Val::Str(s) => out.push_str(&s),
+                        Val::Str(s) if out.len() + s.len() <= MAX_STR => out.push_str(&s),
                         _ => return Val::Unknown,
                     }
                 }
@@ -307,6 +338,9 @@ impl<'s, 't> Evaluator<'s, 't> {
                         },
                         _ => {}
                     }
+                    if pairs.len() > MAX_SEQ {
+                        return Val::Unknown;
+                    }
                 }
                 Val::Dict(pairs)
             }
@@ -319,8 +353,10 @@ impl<'s, 't> Evaluator<'s, 't> {
                     return Val::Unknown;
                 };
                 match (module.text_of(op), ev(l), ev(r)) {
-                    ("+", Val::Str(a), Val::Str(b)) => Val::Str(a + &b),
-                    ("+", Val::Seq(mut a), Val::Seq(b)) => {
+                    ("+", Val::Str(a), Val::Str(b)) if a.len() + b.len() <= MAX_STR => {
+                        Val::Str(a + &b)
+                    }
+                    ("+", Val::Seq(mut a), Val::Seq(b)) if a.len() + b.len() <= MAX_SEQ => {
                         a.extend(b);
                         Val::Seq(a)
                     }
@@ -441,6 +477,10 @@ impl<'s, 't> Evaluator<'s, 't> {
                     return Val::Unknown;
                 }
                 match name {
+                    "getattr" if (2..=3).contains(&positional.len()) => match ev(positional[1]) {
+                        Val::Str(attr) => self.member(ev(positional[0]), &attr, depth),
+                        _ => Val::Unknown,
+                    },
                     "dict" if positional.is_empty() => {
                         let mut pairs = Vec::new();
                         let mut c = args.walk();
@@ -572,6 +612,9 @@ impl<'s, 't> Evaluator<'s, 't> {
                     } else {
                         out.push_str(&decode_escapes(text, prefix.contains('f')));
                     }
+                    if out.len() > MAX_STR {
+                        return Val::Unknown;
+                    }
                 }
                 "interpolation" => {
                     if child.child_by_field_name("format_specifier").is_some()
@@ -583,7 +626,7 @@ impl<'s, 't> Evaluator<'s, 't> {
                         .child_by_field_name("expression")
                         .map(|e| self.eval_depth(m, e, env, depth + 1))
                     {
-                        Some(Val::Str(s)) => out.push_str(&s),
+                        Some(Val::Str(s)) if out.len() + s.len() <= MAX_STR => out.push_str(&s),
                         Some(Val::Int(i)) => out.push_str(&i.to_string()),
                         _ => return Val::Unknown,
                     }
@@ -695,8 +738,8 @@ fn percent_format<'t>(fmt: &str, args: &Val<'t>) -> Val<'t> {
         match chars.next() {
             Some('%') => out.push('%'),
             Some('s' | 'd' | 'r') => match next.next().and_then(scalar_text) {
-                Some(s) => out.push_str(&s),
-                None => return Val::Unknown,
+                Some(s) if out.len() + s.len() <= MAX_STR => out.push_str(&s),
+                _ => return Val::Unknown,
             },
             _ => return Val::Unknown,
         }
@@ -733,8 +776,8 @@ fn brace_format<'t>(fmt: &str, values: &mut [Val<'t>], named: &[(String, Val<'t>
                         .map(|(_, v)| v.clone())
                 };
                 match value.as_ref().and_then(scalar_text) {
-                    Some(s) => out.push_str(&s),
-                    None => return Val::Unknown,
+                    Some(s) if out.len() + s.len() <= MAX_STR => out.push_str(&s),
+                    _ => return Val::Unknown,
                 }
             }
             other => out.push(other),

@@ -57,6 +57,46 @@ pub struct StaticAnalysis {
     pub notes: Vec<Diagnostic>,
 }
 
+/// The relative paths of test modules that no package code imports (directly or through
+/// other test modules it imports): only those are exempt from the override and credential
+/// rules.
+fn exempt_tests<'t>(
+    set: &'t source::SourceSet,
+    indexes: &[source::Index<'t>],
+) -> std::collections::HashSet<&'t str> {
+    let mut reached: Vec<bool> = set.modules.iter().map(|m| !m.is_test).collect();
+    let mut queue: Vec<usize> = (0..set.modules.len()).filter(|m| reached[*m]).collect();
+    while let Some(m) = queue.pop() {
+        for stmt in &indexes[m].imports {
+            for (_, target) in scope::resolve_import(set, m, *stmt) {
+                let mut targets = Vec::new();
+                match target {
+                    scope::Imported::Module(id) => targets.push(id),
+                    scope::Imported::Attr(id, attr) => {
+                        targets.push(id);
+                        // `from .tests import payload` where `payload` is a submodule.
+                        let dotted = source::SourceSet::join(&set.modules[id].dotted, &attr);
+                        targets.extend(set.module(&dotted));
+                    }
+                    _ => {}
+                }
+                for id in targets {
+                    if !reached[id] {
+                        reached[id] = true;
+                        queue.push(id);
+                    }
+                }
+            }
+        }
+    }
+    set.modules
+        .iter()
+        .zip(reached)
+        .filter(|(m, r)| m.is_test && !r)
+        .map(|(m, _)| m.rel.as_str())
+        .collect()
+}
+
 /// Analyses the package at `root`.
 pub fn analyze(root: &PackageRoot) -> StaticAnalysis {
     let mut notes = Vec::new();
@@ -75,13 +115,54 @@ pub fn analyze(root: &PackageRoot) -> StaticAnalysis {
     lap("indexing");
     let scopes = scope::Scopes::build(&set);
     let ev = eval::Evaluator::new(&set, &scopes, FUEL);
-    let registrations = registrations::find(&ev);
+    let mut registrations = registrations::find(&ev);
     lap("registrations");
-    let overrides = overrides::find(&ev, &indexes);
+    // Test code is exempt from the override and credential rules only where no package code
+    // imports it: a payload in `tests/` imported by `__init__.py` is package code.
+    let exempt = exempt_tests(&set, &indexes);
+    let mut overrides = overrides::find(&ev, &indexes);
+    overrides.retain(|o| !exempt.contains(o.file.as_str()));
     lap("core overrides");
-    let credentials = credentials::find(&ev, &indexes);
+    let mut credentials = credentials::find(&ev, &indexes);
+    credentials.retain(|c| !exempt.contains(c.file.as_str()));
     lap("credential access");
-    let security = security::scan(root, &ev, &indexes);
+    let mut security = security::scan(root, &ev, &indexes);
+    // What was not analysed is not known to be safe, and dynamic code hides what it does.
+    for u in &set.unanalysed {
+        security.push(SecurityFinding {
+            level: security::Level::Medium,
+            rule: "unanalysed-source",
+            message: format!("`{}` was not analysed: {}", u.rel, u.reason),
+            file: u.rel.clone(),
+            pos: crate::located::Pos::START,
+            snippet: String::new(),
+        });
+        registrations
+            .undetermined
+            .push(registrations::Undetermined {
+                kind: None,
+                file: u.rel.clone(),
+                pos: crate::located::Pos::START,
+                expression: format!("`{}` was not analysed ({})", u.rel, u.reason),
+                dynamic: false,
+            });
+    }
+    for u in registrations.undetermined.iter().filter(|u| u.dynamic) {
+        // The scan may already have judged the same call (a decoded or fetched `exec`).
+        if security.iter().any(|f| f.file == u.file && f.pos == u.pos) {
+            continue;
+        }
+        security.push(SecurityFinding {
+            level: security::Level::Medium,
+            rule: "dynamic-code",
+            message: format!("{}: what it does cannot be reviewed", u.expression),
+            file: u.file.clone(),
+            pos: u.pos,
+            snippet: String::new(),
+        });
+    }
+    security.sort_by(|a, b| (a.file.as_str(), a.pos).cmp(&(b.file.as_str(), b.pos)));
+    security.dedup();
     lap("security scan");
     let verdict = Verdict::of(&security);
     StaticAnalysis {

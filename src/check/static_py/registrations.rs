@@ -83,6 +83,10 @@ pub struct Undetermined {
     pub pos: Pos,
     /// The expression that could not be evaluated (or the call `ctx` was passed to).
     pub expression: String,
+    /// Whether it is dynamic code (`exec`, `eval`, `compile`, `__import__` of a computed
+    /// name, `getattr` on ctx with a computed name, `locals()`/`globals()`, dunder access to
+    /// ctx): reported by the security scan too.
+    pub dynamic: bool,
 }
 
 /// Everything `register(ctx)` was found to register.
@@ -262,10 +266,24 @@ impl<'t> Interp<'_, '_, 't> {
         kwargs: Vec<(String, Val<'t>)>,
         depth: usize,
     ) {
+        self.call_closure(m, def, args, kwargs, depth, Env::new());
+    }
+
+    /// Calls a function whose free names come from `captured` (a closure defined inside the
+    /// function being interpreted: its enclosing locals, `ctx` among them).
+    fn call_closure(
+        &mut self,
+        m: ModId,
+        def: Node<'t>,
+        args: Vec<Val<'t>>,
+        kwargs: Vec<(String, Val<'t>)>,
+        depth: usize,
+        captured: Env<'t>,
+    ) {
         if depth > MAX_CALL_DEPTH || self.active.contains(&def.id()) || self.ev.exhausted() {
             return;
         }
-        let mut env = Env::new();
+        let mut env = captured;
         let mut positional = args.into_iter();
         let mut keyword_only = false;
         for p in params(self.set(), m, def) {
@@ -544,9 +562,17 @@ impl<'t> Interp<'_, '_, 't> {
                 "register_tool" => RegKind::Tool,
                 "register_hook" => RegKind::Hook,
                 "register_middleware" => RegKind::Middleware,
+                dunder if dunder.starts_with("__") => {
+                    let what = format!("`{}` reaches ctx through `{dunder}`", module.text_of(call));
+                    self.dynamic(m, call, what);
+                    return;
+                }
                 _ => return,
             };
             self.record(m, call, args, kind, env);
+            return;
+        }
+        if self.dynamic_builtin(m, call, func, args, env) {
             return;
         }
         let (positional, keywords, opaque) = self.arguments(m, args, env);
@@ -589,6 +615,69 @@ impl<'t> Interp<'_, '_, 't> {
                 }
                 self.call_results.insert(call.id(), Val::Instance(inst));
             }
+            return;
+        }
+        // A function defined inside the interpreted one that uses ctx from its enclosing
+        // scope (`def add(n): ctx.register_tool(n, …)`; `lambda n: ctx.register_hook(…)`).
+        if let Val::Func(m2, def) = &callee
+            && *m2 == m
+            && self.captures_ctx(m, *def, env)
+        {
+            let memo = (def.id(), 1, format!("{positional:?}{keywords:?}"));
+            if self.seen_calls.insert(memo) {
+                self.call_closure(m, *def, positional, keywords, depth + 1, env.clone());
+            }
+            return;
+        }
+        // `map(f, items)` / `filter(f, items)` with such a function: called per item.
+        if let Some(name) = self.builtin_name(m, func, env)
+            && matches!(name, "map" | "filter")
+            && let Some(Val::Func(m2, def)) = positional.first()
+            && *m2 == m
+            && self.captures_ctx(m, *def, env)
+        {
+            match positional.get(1) {
+                Some(Val::Seq(items)) => {
+                    for item in items.iter().take(MAX_LOOP) {
+                        self.call_closure(
+                            m,
+                            *def,
+                            vec![item.clone()],
+                            Vec::new(),
+                            depth + 1,
+                            env.clone(),
+                        );
+                    }
+                }
+                _ => self.undetermined(
+                    m,
+                    call,
+                    None,
+                    format!(
+                        "a function using ctx is mapped over values not known statically: `{}`",
+                        module.text_of(call)
+                    ),
+                ),
+            }
+            return;
+        }
+        // A ctx-using function handed to code that cannot be followed.
+        let hands_closure = positional
+            .iter()
+            .chain(keywords.iter().map(|(_, v)| v))
+            .any(
+                |v| matches!(v, Val::Func(m2, def) if *m2 == m && self.captures_ctx(m, *def, env)),
+            );
+        if hands_closure && !matches!(callee, Val::Func(..)) {
+            self.undetermined(
+                m,
+                call,
+                None,
+                format!(
+                    "a function using ctx is passed to `{}`, which cannot be followed statically",
+                    module.text_of(func)
+                ),
+            );
             return;
         }
         if !(args_hold_ctx || opaque) {
@@ -750,15 +839,142 @@ impl<'t> Interp<'_, '_, 't> {
     }
 
     fn undetermined(&mut self, m: ModId, at: Node<'t>, kind: Option<RegKind>, expression: String) {
+        self.push_undetermined(m, at, kind, expression, false);
+    }
+
+    /// Dynamic code in interpreted code: undetermined, and a security finding.
+    fn dynamic(&mut self, m: ModId, at: Node<'t>, expression: String) {
+        self.push_undetermined(m, at, None, expression, true);
+    }
+
+    fn push_undetermined(
+        &mut self,
+        m: ModId,
+        at: Node<'t>,
+        kind: Option<RegKind>,
+        expression: String,
+        dynamic: bool,
+    ) {
         let module = &self.set().modules[m];
         let entry = Undetermined {
             kind,
             file: module.rel.clone(),
             pos: module.pos(at),
-            expression: crate::located::truncate_chars(&expression, 120),
+            expression: crate::located::truncate_chars(&expression, 160),
+            dynamic,
         };
         if !self.out.undetermined.contains(&entry) {
             self.out.undetermined.push(entry);
+        }
+    }
+}
+
+impl<'t> Interp<'_, '_, 't> {
+    /// The builtin a call's function names (`exec`, `map`, …), when it is a bare name that
+    /// nothing in scope shadows.
+    fn builtin_name(&self, m: ModId, func: Node<'t>, env: &Env<'t>) -> Option<&'t str> {
+        if func.kind() != "identifier" {
+            return None;
+        }
+        let name = self.set().modules[m].text_of(func);
+        let shadowed = env.contains_key(name) || self.ev.scopes.modules[m].names.contains_key(name);
+        (!shadowed).then_some(name)
+    }
+
+    /// Whether the function or lambda `def` (defined in module `m`) reads a name that is
+    /// bound to ctx (or something holding it) in `env` and that it does not bind itself.
+    fn captures_ctx(&self, m: ModId, def: Node<'t>, env: &Env<'t>) -> bool {
+        let module = &self.set().modules[m];
+        let own: HashSet<String> = params(self.set(), m, def)
+            .into_iter()
+            .filter_map(|p| match p {
+                Param::Plain(n) | Param::Default(n) | Param::Star(n) | Param::DoubleStar(n) => {
+                    Some(n)
+                }
+                Param::KeywordOnlyMarker => None,
+            })
+            .collect();
+        let Some(body) = def.child_by_field_name("body") else {
+            return false;
+        };
+        let mut found = false;
+        super::source::preorder(body, |node, _| {
+            if found {
+                return false;
+            }
+            if node.kind() == "identifier" {
+                let name = module.text_of(node);
+                if !own.contains(name) && env.get(name).is_some_and(Val::holds_ctx) {
+                    found = true;
+                }
+            }
+            true
+        });
+        found
+    }
+
+    /// Dynamic code reached from `register(ctx)`: `exec`/`eval`/`compile` (of anything: the
+    /// code inside a string is not analysed), `__import__`/`importlib.import_module` of a
+    /// computed name, `getattr`/`setattr`/`delattr` on ctx with a computed name, and
+    /// `locals()`/`globals()`/`vars()`. Each is an undetermined, dynamic entry. Returns
+    /// whether the call was one of them.
+    fn dynamic_builtin(
+        &mut self,
+        m: ModId,
+        call: Node<'t>,
+        func: Node<'t>,
+        args: Node<'t>,
+        env: &Env<'t>,
+    ) -> bool {
+        let module = &self.set().modules[m];
+        let first_args: Vec<Node<'t>> = {
+            let mut c = args.walk();
+            args.named_children(&mut c)
+                .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
+                .collect()
+        };
+        let arg_is_literal = |i: usize| {
+            first_args
+                .get(i)
+                .is_some_and(|a| matches!(self.ev.eval(m, *a, Some(env)), Val::Str(_)))
+        };
+        let shown = crate::located::truncate_chars(module.text_of(call), 80);
+        let name = self.builtin_name(m, func, env);
+        let what = match name {
+            Some(n @ ("exec" | "eval" | "compile")) => Some(format!(
+                "`{n}(…)` runs code that is not analysed (`{shown}`)"
+            )),
+            Some("__import__") if !arg_is_literal(0) => {
+                Some(format!("`__import__` of a computed name (`{shown}`)"))
+            }
+            Some(n @ ("locals" | "globals" | "vars")) => Some(format!(
+                "`{n}()` can reach ctx without naming it (`{shown}`)"
+            )),
+            Some(n @ ("getattr" | "setattr" | "delattr" | "hasattr"))
+                if first_args
+                    .first()
+                    .is_some_and(|a| self.ev.eval(m, *a, Some(env)).holds_ctx())
+                    && !arg_is_literal(1) =>
+            {
+                Some(format!(
+                    "`{n}` on ctx with a computed attribute name (`{shown}`)"
+                ))
+            }
+            _ => match self.ev.eval(m, func, Some(env)) {
+                Val::External(path) if path == "importlib.import_module" && !arg_is_literal(0) => {
+                    Some(format!(
+                        "`importlib.import_module` of a computed name (`{shown}`)"
+                    ))
+                }
+                _ => None,
+            },
+        };
+        match what {
+            Some(what) => {
+                self.dynamic(m, call, what);
+                true
+            }
+            None => false,
         }
     }
 }

@@ -10,12 +10,10 @@
 use std::io::Read;
 use std::sync::LazyLock;
 
+use crate::located::Pos;
+use crate::pkgfs::{Kind, PackageRoot, ReadError};
 use regex::Regex;
 use tree_sitter::Node;
-use walkdir::WalkDir;
-
-use crate::located::Pos;
-use crate::pkgfs::{PackageRoot, ReadError};
 
 use super::eval::{Evaluator, Val};
 use super::scope::ModId;
@@ -208,6 +206,8 @@ fn scan_python<'t>(
                 | "check_call"
                 | "spawn"
                 | "dup2"
+                | "__import__"
+                | "import_module"
         ) {
             check_call(ev, m, module, *node, uses_socket, out);
         }
@@ -305,6 +305,14 @@ fn check_call<'t>(
             return;
         };
         if matches!(ev.eval(m, *source, None), Val::Str(_)) {
+            push_py(
+                out,
+                module,
+                call,
+                Level::Medium,
+                "dynamic-code",
+                format!("{name}() of a string literal: the code inside it is not analysed"),
+            );
             return;
         }
         let source_text = module.text_of(*source);
@@ -358,10 +366,28 @@ fn check_call<'t>(
         }
         return;
     }
+    let imports_computed = |what: &str| {
+        positional
+            .first()
+            .is_some_and(|a| !matches!(ev.eval(m, *a, None), Val::Str(_)))
+            .then(|| format!("{what} of a name computed at runtime: what it loads is not analysed"))
+    };
+    if func.kind() == "identifier" && !shadowed && name == "__import__" {
+        if let Some(message) = imports_computed("__import__()") {
+            push_py(out, module, call, Level::Medium, "dynamic-code", message);
+        }
+        return;
+    }
     let path = match ev.eval(m, func, None) {
         Val::External(p) => p,
         _ => return,
     };
+    if path == "importlib.import_module" {
+        if let Some(message) = imports_computed("importlib.import_module()") {
+            push_py(out, module, call, Level::Medium, "dynamic-code", message);
+        }
+        return;
+    }
     match path.as_str() {
         "os.system"
         | "os.popen"
@@ -433,6 +459,15 @@ fn restricted_builtins(module: &PyModule, globals: Option<Node<'_>>) -> bool {
     })
 }
 
+/// Opens a package file for reading without blocking on a FIFO swapped in after the walk.
+fn open_package_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
 fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
     let tree_finding = |level, rule, message: String| SecurityFinding {
         level,
@@ -444,15 +479,19 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
     };
     let mut files = 0usize;
     let mut total: u64 = 0;
-    let walker = WalkDir::new(root.path())
-        .follow_links(false)
-        .max_depth(32)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || e.file_name() != ".git");
-    for entry in walker.flatten().take(100_000) {
-        let rel = root.relative(entry.path());
-        let ft = entry.file_type();
+    let tree = root.tree();
+    for u in &tree.unexamined {
+        out.push(SecurityFinding {
+            level: Level::Medium,
+            rule: "unexamined",
+            message: format!("`{}` was not scanned: {}", u.rel, u.reason),
+            file: u.rel.clone(),
+            pos: Pos::START,
+            snippet: String::new(),
+        });
+    }
+    for entry in &tree.entries {
+        let rel = entry.rel.clone();
         let file_finding = |level, rule, message: String| SecurityFinding {
             level,
             rule,
@@ -461,7 +500,7 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
             pos: Pos::START,
             snippet: String::new(),
         };
-        if ft.is_symlink() {
+        if entry.kind == Kind::Symlink {
             if let Err(ReadError::Escapes { target }) = root.resolve(&rel) {
                 out.push(file_finding(
                     Level::Critical,
@@ -471,11 +510,11 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
             }
             continue;
         }
-        if !ft.is_file() {
+        if entry.kind != Kind::File {
             continue;
         }
         files += 1;
-        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        let size = entry.size;
         total += size;
         if size > MAX_FILE_BYTES {
             out.push(file_finding(
@@ -488,10 +527,16 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
             .rsplit_once('.')
             .map(|(_, e)| e.to_ascii_lowercase())
             .unwrap_or_default();
-        let mut head = Vec::with_capacity(8192);
-        if let Ok(f) = std::fs::File::open(entry.path()) {
-            let _ = f.take(8192).read_to_end(&mut head);
+        // One read per file: the head for the magic numbers, and the whole of a text file
+        // other than Python (which the source analysis reads) for the shell patterns.
+        let text_candidate =
+            ext != "py" && size <= MAX_FILE_BYTES && !MEDIA.contains(&ext.as_str());
+        let want = if text_candidate { MAX_FILE_BYTES } else { 8192 };
+        let mut bytes = Vec::with_capacity(usize::try_from(size.min(want)).unwrap_or(0));
+        if let Ok(f) = open_package_file(&entry.path) {
+            let _ = f.take(want).read_to_end(&mut bytes);
         }
+        let head = &bytes[..bytes.len().min(8192)];
         let executable_magic = head.starts_with(b"\x7fELF")
             || head.starts_with(&[0xfe, 0xed, 0xfa, 0xce])
             || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
@@ -533,8 +578,8 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
             continue;
         }
         // Text files other than Python (which is analysed above): shell, JS/TS, PowerShell, …
-        if ext != "py" && size <= MAX_FILE_BYTES && !MEDIA.contains(&ext.as_str()) {
-            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+        if text_candidate {
+            let Ok(text) = std::str::from_utf8(&bytes) else {
                 continue;
             };
             for (i, line) in text.lines().enumerate() {

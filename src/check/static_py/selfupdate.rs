@@ -2,8 +2,6 @@
 //! (`releases/latest`, `raw.githubusercontent.com`) and writes files. A catalog entry pins a
 //! reviewed commit; code that replaces itself bypasses that review.
 
-use walkdir::WalkDir;
-
 use crate::located::Pos;
 use crate::pkgfs::PackageRoot;
 
@@ -36,17 +34,16 @@ const WRITERS: &[&str] = &[
 /// Finds self-updating JS/TS files in the package.
 pub fn find(root: &PackageRoot) -> Vec<SelfUpdater> {
     let mut out = Vec::new();
-    let walker = WalkDir::new(root.path())
-        .follow_links(false)
-        .max_depth(32)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            e.depth() == 0 || (e.file_name() != ".git" && e.file_name() != "node_modules")
-        });
-    for entry in walker.flatten().take(100_000) {
-        let path = entry.path();
-        if !entry.file_type().is_file()
+    // Vendored dependencies (`node_modules/`) fetch and write files for their own reasons; the
+    // rule is about the plugin's own code.
+    for entry in root
+        .tree()
+        .entries
+        .iter()
+        .filter(|e| !e.rel.split('/').any(|s| s == "node_modules"))
+    {
+        let path = entry.path.as_path();
+        if entry.kind != crate::pkgfs::Kind::File
             || !path
                 .extension()
                 .and_then(|e| e.to_str())
@@ -64,7 +61,7 @@ pub fn find(root: &PackageRoot) -> Vec<SelfUpdater> {
         for (i, line) in code.lines().enumerate() {
             if let Some(source) = SOURCES.iter().find(|s| line.contains(*s)) {
                 out.push(SelfUpdater {
-                    file: root.relative(path),
+                    file: entry.rel.clone(),
                     pos: Pos::new(u32::try_from(i + 1).unwrap_or(u32::MAX), 1),
                     source: (*source).to_string(),
                     writer: (*writer).to_string(),

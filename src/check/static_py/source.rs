@@ -1,21 +1,22 @@
-//! The Python sources of a package: every non-test `.py` file, parsed with tree-sitter, with
-//! module names and import resolution.
+//! The Python sources of a package: every `.py` file, parsed with tree-sitter, with module
+//! names and import resolution.
 //!
 //! Module names are relative to the plugin package: the root `__init__.py` is `""`,
 //! `tools.py` is `tools`, `node/client.py` is `node.client`. Relative imports resolve against
 //! them; an absolute import is package-local when it names one of these modules, either
 //! directly (`import tools`) or through the plugin's own install path
 //! (`from plugins.google_meet.tools import x`, `from plugins.web.exa import provider`).
-//! Test code (`tests/`, `test/`, `test_*.py`, `*_test.py`, `conftest.py`) is excluded.
+//! Test code (`tests/`, `test/`, `test_*.py`, `*_test.py`, `conftest.py`) is parsed and
+//! flagged ([`PyModule::is_test`]): the security scan covers it like any other code, the
+//! pattern checks that exempt tests do so only where no package code imports it.
 
 use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser, Tree};
-use walkdir::WalkDir;
 
 use crate::diag::{CheckId, Diagnostic};
 use crate::located::Pos;
-use crate::pkgfs::{PackageRoot, read_limited_text};
+use crate::pkgfs::{PackageRoot, ReadError, read_limited_text};
 
 /// Largest Python file parsed (2 MiB); bigger ones are reported by the security scan.
 const MAX_FILE: u64 = 2 * 1024 * 1024;
@@ -30,6 +31,8 @@ pub struct PyModule {
     pub dotted: String,
     /// Whether it is a package (`__init__.py`).
     pub is_package: bool,
+    /// Whether it is test code (`tests/`, `test_*.py`, `conftest.py`, …).
+    pub is_test: bool,
     /// The source text.
     pub text: String,
     /// The syntax tree.
@@ -266,10 +269,22 @@ impl PyModule {
     }
 }
 
+/// A Python file that was not analysed, and why (its contents are undetermined: the
+/// security verdict is at least `caution` and registrations are not complete).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unanalysed {
+    /// Path relative to the package root.
+    pub rel: String,
+    /// Why.
+    pub reason: String,
+}
+
 /// All Python modules of a package.
 pub struct SourceSet {
     /// The modules, sorted by path.
     pub modules: Vec<PyModule>,
+    /// Python files that exist but were not analysed.
+    pub unanalysed: Vec<Unanalysed>,
     by_dotted: HashMap<String, usize>,
     /// The plugin directory's name (for `plugins.<dir>` absolute imports).
     dir_name: String,
@@ -293,8 +308,10 @@ pub fn is_test_path(rel: &str) -> bool {
 }
 
 impl SourceSet {
-    /// Parses every non-test `.py` file under `root` (symlinks are not followed); files that
-    /// cannot be read are reported into `out`.
+    /// Parses every `.py` file of the package — test code, dot-directories and vendored
+    /// directories included, at any depth (Python can import all of them) — from the
+    /// package's one tree walk. A file that cannot be read is an error in `out`; a file too
+    /// large to parse, or beyond the file cap, is listed in [`SourceSet::unanalysed`].
     pub fn load(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> SourceSet {
         let mut parser = Parser::new();
         parser
@@ -306,42 +323,61 @@ impl SourceSet {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mut modules = Vec::new();
-        let walker = WalkDir::new(root.path())
-            .follow_links(false)
-            .max_depth(16)
-            .sort_by_file_name()
-            .into_iter()
-            .filter_entry(|e| {
-                let name = e.file_name().to_string_lossy();
-                e.depth() == 0
-                    || !(name.starts_with('.') || name == "__pycache__" || name == "node_modules")
+        let mut unanalysed = Vec::new();
+        let files: Vec<_> = root
+            .tree()
+            .files_with_extension("py")
+            .filter(|e| e.rel.ends_with(".py"))
+            .collect();
+        if files.len() > MAX_FILES {
+            unanalysed.push(Unanalysed {
+                rel: ".".into(),
+                reason: format!(
+                    "the package has {} Python files; only the first {MAX_FILES} were analysed",
+                    files.len()
+                ),
             });
-        for entry in walker.flatten() {
-            if !entry.file_type().is_file() || entry.path().extension().is_none_or(|e| e != "py") {
-                continue;
-            }
-            let rel = root.relative(entry.path());
-            if is_test_path(&rel) {
-                continue;
-            }
-            if modules.len() >= MAX_FILES {
-                break;
-            }
-            let text = match read_limited_text(entry.path(), MAX_FILE) {
+        }
+        for entry in files.into_iter().take(MAX_FILES) {
+            let rel = entry.rel.clone();
+            let text = match read_limited_text(&entry.path, MAX_FILE) {
                 Ok(t) => t,
+                Err(ReadError::TooLarge { size, limit }) => {
+                    unanalysed.push(Unanalysed {
+                        rel,
+                        reason: format!("{size} bytes is more than the {limit} analysed"),
+                    });
+                    continue;
+                }
                 Err(e) => {
-                    out.push(
-                        Diagnostic::warning(CheckId::SecurityScan, &rel, e.pos(), format!("[medium] unreadable-source: {rel} was not analysed: it {e}"))
-                            .hint("Registrations and security patterns in this file are not checked; ship plain UTF-8 Python source."),
-                    );
+                    let mut d = Diagnostic::error(
+                        CheckId::SecurityScan,
+                        &rel,
+                        e.pos(),
+                        format!("unreadable-source: {rel} cannot be analysed: it {e}"),
+                    )
+                    .hint("Every Python file of a package must be readable UTF-8 source; Python cannot import it otherwise either.");
+                    if let Some(v) = e.value() {
+                        d = d.value(v);
+                    }
+                    out.push(d);
+                    unanalysed.push(Unanalysed {
+                        rel,
+                        reason: format!("it {e}"),
+                    });
                     continue;
                 }
             };
             let Some(tree) = parser.parse(text.as_bytes(), None) else {
+                unanalysed.push(Unanalysed {
+                    rel,
+                    reason: "the parser gave up on it".into(),
+                });
                 continue;
             };
             let (dotted, is_package) = module_name(&rel);
             modules.push(PyModule {
+                is_test: is_test_path(&rel),
                 rel,
                 dotted,
                 is_package,
@@ -358,6 +394,7 @@ impl SourceSet {
             modules,
             by_dotted,
             dir_name,
+            unanalysed,
         }
     }
 

@@ -6,11 +6,16 @@
 //! could block). Reads are size-limited and decoded as UTF-8 with the position of the first
 //! invalid byte reported; a leading BOM is dropped.
 
+pub mod tree;
+
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use crate::located::Pos;
+
+pub use tree::{Kind, Tree, TreeEntry, Unexamined};
 
 /// `ELOOP`: too many levels of symbolic links.
 #[cfg(target_os = "linux")]
@@ -97,6 +102,7 @@ pub enum Entry {
 #[derive(Debug, Clone)]
 pub struct PackageRoot {
     root: PathBuf,
+    tree: Arc<OnceLock<Tree>>,
 }
 
 impl PackageRoot {
@@ -109,7 +115,15 @@ impl PackageRoot {
                 format!("{} is not a directory", dir.display()),
             ));
         }
-        Ok(PackageRoot { root })
+        Ok(PackageRoot {
+            root,
+            tree: Arc::new(OnceLock::new()),
+        })
+    }
+
+    /// Every entry of the package, walked once (see [`tree`]) and shared by the checks.
+    pub fn tree(&self) -> &Tree {
+        self.tree.get_or_init(|| Tree::walk(&self.root))
     }
 
     /// The canonical root path.
@@ -222,8 +236,23 @@ impl PackageRoot {
 
 /// Reads a regular file of at most `limit` bytes as UTF-8 text without a BOM.
 pub fn read_limited_text(path: &Path, limit: u64) -> Result<String, ReadError> {
-    let file = fs::File::open(path)?;
-    let size = file.metadata()?.len();
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking, so a FIFO swapped in after the check is refused instead of hanging.
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegularFile {
+            kind: if meta.is_dir() {
+                "directory"
+            } else {
+                file_kind(&meta)
+            },
+        });
+    }
+    let size = meta.len();
     if size > limit {
         return Err(ReadError::TooLarge { size, limit });
     }

@@ -1,6 +1,8 @@
-//! Where things live under `<HERMES_HOME>/pm/` (GEN-1).
+//! Where things live under `<HERMES_HOME>` and its `pm/` (GEN-1).
 
 use std::path::{Path, PathBuf};
+
+use super::key::{KeyError, join_key};
 
 /// The package manager's directory layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +48,11 @@ impl Layout {
         self.pm.join("cache").join("uv")
     }
 
+    /// `pm/cache/wheels`: wheels admitted after their checks, by sha256.
+    pub fn wheel_cache(&self) -> PathBuf {
+        self.pm.join("cache").join("wheels")
+    }
+
     /// `pm/lock`: the writer lock.
     pub fn lock_file(&self) -> PathBuf {
         self.pm.join("lock")
@@ -71,8 +78,34 @@ impl Layout {
         self.pm.join("backups")
     }
 
-    /// `<home>/plugin-data/<key>`: a plugin's own data (never inside a generation).
-    pub fn plugin_data(&self, key: &str) -> PathBuf {
-        self.home.join("plugin-data").join(key)
+    /// `<home>/plugin-data/<key>`: a plugin's own data (never inside a generation). Fails for
+    /// anything that is not a plugin key, so the path is always inside `plugin-data/`.
+    pub fn plugin_data(&self, key: &str) -> Result<PathBuf, KeyError> {
+        join_key(&self.home.join("plugin-data"), key)
+    }
+
+    /// `pm/audit.log`: who granted what, when.
+    pub fn audit_log(&self) -> PathBuf {
+        self.pm.join("audit.log")
+    }
+
+    /// `<home>/.env`: the environment file Hermes reads with python-dotenv.
+    pub fn env_file(&self) -> PathBuf {
+        self.home.join(".env")
+    }
+
+    /// `<home>/profiles`: one directory per named profile.
+    pub fn profiles(&self) -> PathBuf {
+        self.home.join("profiles")
+    }
+
+    /// The `config.yaml` of a profile: `<home>/config.yaml` for `default`, else
+    /// `<home>/profiles/<name>/config.yaml`.
+    pub fn config(&self, profile: &str) -> PathBuf {
+        if profile == "default" {
+            self.home.join("config.yaml")
+        } else {
+            self.profiles().join(profile).join("config.yaml")
+        }
     }
 }

@@ -1,0 +1,141 @@
+//! Scratch directories under `pm/tmp/` for work done *before* the writer lock is taken
+//! (fetching and validating a plugin can take as long as the network needs, and must not
+//! hold up other writers). Each scratch directory is held with an exclusive `flock` on the
+//! directory itself for as long as its owner lives; the next writer's recovery removes only
+//! scratch directories nobody holds.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::home::Layout;
+
+/// A scratch directory, locked while it exists; removed on drop.
+#[derive(Debug)]
+pub struct Scratch {
+    dir: Option<tempfile::TempDir>,
+    lock: File,
+}
+
+/// A scratch directory this young is left alone even when unlocked: its creator may not
+/// have locked it yet.
+const GRACE: Duration = Duration::from_secs(30);
+
+impl Scratch {
+    /// Creates and locks `pm/tmp/<prefix>XXXXXX`.
+    pub fn new(layout: &Layout, prefix: &str) -> std::io::Result<Scratch> {
+        let tmp = layout.tmp();
+        std::fs::create_dir_all(&tmp)?;
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(&tmp)?;
+        let lock = File::open(dir.path())?;
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Scratch {
+            dir: Some(dir),
+            lock,
+        })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        self.dir.as_ref().map_or(Path::new(""), |d| d.path())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            make_writable(dir.path());
+            let _ = dir.close();
+        }
+        // SAFETY: unlocking our own descriptor (closing it would too).
+        unsafe { libc::flock(self.lock.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Store trees are sealed read-only; a scratch copy may be too. Make everything writable so
+/// it can be removed.
+fn make_writable(root: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for entry in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+    {
+        if entry.file_type().is_dir() {
+            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o755));
+        }
+    }
+}
+
+/// Whether someone holds `dir` (an exclusive lock cannot be taken without waiting).
+fn held(dir: &Path) -> bool {
+    let Ok(file) = File::open(dir) else {
+        return false;
+    };
+    // SAFETY: flock on a descriptor we own; released when `file` closes.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }
+}
+
+/// Removes what is left in `pm/tmp/` by processes that are gone: every entry not held by a
+/// live [`Scratch`] (and not younger than a few seconds). Call with the writer lock held.
+pub fn clear_abandoned(layout: &Layout) -> std::io::Result<()> {
+    let entries = match std::fs::read_dir(layout.tmp()) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let now = SystemTime::now();
+    for entry in entries.flatten() {
+        let path: PathBuf = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            let young = meta
+                .modified()
+                .ok()
+                .and_then(|m| now.duration_since(m).ok())
+                .is_some_and(|age| age < GRACE);
+            if young || held(&path) {
+                continue;
+            }
+            make_writable(&path);
+            match std::fs::remove_dir_all(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        } else {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_scratch_survives_recovery_and_abandoned_goes() {
+        let home = tempfile::tempdir().unwrap();
+        let layout = Layout::new(home.path());
+        let live = Scratch::new(&layout, "fetch-").unwrap();
+        std::fs::write(live.path().join("f"), "x").unwrap();
+        let abandoned = layout.tmp().join("fetch-old");
+        std::fs::create_dir_all(abandoned.join("sub")).unwrap();
+        let old = SystemTime::now() - Duration::from_secs(3600);
+        let f = File::open(&abandoned).unwrap();
+        f.set_modified(old).unwrap();
+        clear_abandoned(&layout).unwrap();
+        assert!(live.path().join("f").exists());
+        assert!(!abandoned.exists());
+        let path = live.path().to_path_buf();
+        drop(live);
+        assert!(!path.exists());
+    }
+}
