@@ -154,6 +154,12 @@ checks! {
     SelfUpdater => "self-updater", "VAL-20", Error,
         "No self-updating JavaScript",
         "JS/TS code that downloads from releases/latest or raw.githubusercontent.com and writes files replaces reviewed code with unreviewed code (catalog rule 3).";
+    CtxCall => "ctx-call", "VAL-21", Error,
+        "Calls on ctx fit the real PluginContext",
+        "Every call register(ctx) makes on ctx is bound to the PluginContext signatures of each Hermes release (0.13.0 and newer, from PyPI) and of upstream main, as Python binds it: a missing required argument, an unknown keyword, too many positional arguments or a method the release does not have makes register(ctx) raise, and Hermes does not load the plugin. A call that fits no version is an error; one that fits only newer versions narrows where the plugin loads (compatibility.loads_on). Calls guarded by getattr(ctx, name, None), hasattr(ctx, name) or a try/except that catches the failure are tolerated.";
+    EntryPoints => "entry-points", "MAN-8", Error,
+        "pip-distributed plugins declare loadable entry points",
+        "A pip-distributed plugin declares [project.entry-points.\"hermes_agent.plugins\"] (name = \"module\") in pyproject.toml, or the same group in a wheel's entry_points.txt. Hermes loads the object the entry point names and calls its register(ctx): the module must be in the distribution and define register. Capabilities go in hermes_agent.plugin_capabilities as \"<plugin-id>.<capability-id>\" pointing at the same object.";
     PortableManifest => "portable-manifest", "VAL-P1", Error,
         "plugin.json follows Agent Plugins v1.0.0",
         "plugin.json needs $schema = https://agent-plugins.org/schemas/1.0.0/plugin.schema.json and a name of 1-64 characters matching ^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$ without `--` or `..`. Unknown top-level fields are ignored; any other violation rejects the package.";

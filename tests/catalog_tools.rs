@@ -103,7 +103,7 @@ fn review_of_a_changed_entry() {
         "provides_tools:\n  - weather_tool\n  - weather_alerts\nprovides_hooks:\n  - on_session_start\n",
     );
     v2[1].1.push_str(
-        "\ndef _hook(**kwargs):\n    return None\n\ndef _more(ctx):\n    ctx.register_tool(name=\"weather_alerts\", schema={}, handler=_tool)\n    ctx.register_hook(\"on_session_start\", _hook)\n",
+        "\ndef _hook(**kwargs):\n    return None\n\ndef _more(ctx):\n    ctx.register_tool(name=\"weather_alerts\", toolset=\"weather\", schema={}, handler=_tool)\n    ctx.register_hook(\"on_session_start\", _hook)\n",
     );
     v2[1].1 = v2[1]
         .1

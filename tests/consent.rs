@@ -16,7 +16,11 @@ use serde_json::Value;
 fn files(name: &str, version: &str, manifest_extra: &str, tools: &[&str]) -> Vec<(String, String)> {
     let registrations: String = tools
         .iter()
-        .map(|t| format!("    ctx.register_tool(name=\"{t}\", schema={{}}, handler=_tool)\n"))
+        .map(|t| {
+            format!(
+                "    ctx.register_tool(name=\"{t}\", toolset=\"t\", schema={{}}, handler=_tool)\n"
+            )
+        })
         .collect();
     let provides: String = tools.iter().map(|t| format!("  - {t}\n")).collect();
     vec![

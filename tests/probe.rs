@@ -168,3 +168,32 @@ fn a_missing_interpreter_is_an_environment_error() {
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(out.stderr.contains("/nonexistent/python3"));
 }
+
+/// The recording context has the real signatures: a call the real `PluginContext` rejects
+/// raises in the probe too, and so does a method the release lacks.
+#[test]
+fn the_probe_context_rejects_what_hermes_rejects() {
+    for (fixture_name, expected) in [
+        (
+            "missing-required-argument",
+            "missing a required argument: 'toolset'",
+        ),
+        // inspect.Signature.bind names the missing parameter first; CPython the keyword.
+        (
+            "unknown-keyword",
+            "PluginContext.register_hook() missing a required argument",
+        ),
+        ("no-such-method", "has no attribute 'register_widget'"),
+    ] {
+        let (_, report) = validate_json(
+            &[&fixture(&format!("ctx-calls/{fixture_name}"))],
+            &["--probe"],
+        );
+        let package = only_package(&report);
+        let error = package["probe"]["error"].as_str().unwrap_or_default();
+        assert!(error.contains(expected), "{fixture_name}: {error}");
+    }
+    let (_, report) = validate_json(&[&fixture("ctx-calls/guarded-getattr")], &["--probe"]);
+    let package = only_package(&report);
+    assert_eq!(package["probe"]["error"], Value::Null, "{package:#}");
+}

@@ -2,6 +2,8 @@
 //! named after, the good plugins pass, exit codes follow SPEC §10.
 
 mod common;
+#[path = "conformance/mod.rs"]
+mod conformance;
 
 use common::*;
 use serde_json::Value;
@@ -315,4 +317,239 @@ fn category_layout_keys_and_manifest_paths() {
     let (exit, report) = validate_json(&[&plugin_file], &[]);
     assert_eq!(exit, 0);
     assert_eq!(only_package(&report)["key"], "flat-name");
+}
+
+/// (fixture, expected findings, loads_on's first version, tools, hooks): VAL-21 calls on ctx
+/// against every release's signatures, and the defensive patterns resolved statically.
+type CtxCase = (
+    &'static str,
+    Findings,
+    Option<&'static str>,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+const CTX_CALLS: &[CtxCase] = &[
+    (
+        "floor-older-than-api",
+        &[("ctx-call", W)],
+        Some("0.17.0"),
+        &[],
+        &[],
+    ),
+    (
+        "functools-partial",
+        &[],
+        Some("0.13.0"),
+        &[],
+        &["on_session_end"],
+    ),
+    (
+        "guarded-getattr",
+        &[],
+        Some("0.13.0"),
+        &[],
+        &["on_session_start"],
+    ),
+    ("guarded-hasattr", &[], Some("0.13.0"), &["lookup"], &[]),
+    ("guarded-try", &[], Some("0.13.0"), &["lookup"], &[]),
+    (
+        "helper-receives-method",
+        &[],
+        Some("0.13.0"),
+        &[],
+        &["on_session_start"],
+    ),
+    (
+        "loop-over-pairs",
+        &[],
+        Some("0.13.0"),
+        &[],
+        &["on_session_end", "on_session_start"],
+    ),
+    (
+        "main-only-api",
+        &[("ctx-call", "info")],
+        Some("main"),
+        &[],
+        &[],
+    ),
+    (
+        "missing-required-argument",
+        &[("ctx-call", E)],
+        None,
+        &["lookup"],
+        &[],
+    ),
+    ("no-such-method", &[("ctx-call", E)], None, &[], &[]),
+    ("too-many-positionals", &[("ctx-call", E)], None, &[], &[]),
+    (
+        "unknown-keyword",
+        &[("ctx-call", E)],
+        None,
+        &[],
+        &["on_session_start"],
+    ),
+];
+
+#[test]
+fn every_ctx_call_fixture_reports_exactly_its_defect() {
+    let dir = fixture("ctx-calls");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let listed: Vec<&str> = CTX_CALLS.iter().map(|c| c.0).collect();
+    assert_eq!(
+        names, listed,
+        "every fixture in fixtures/ctx-calls is listed here"
+    );
+    let sorted_names = |v: &Value| {
+        let mut n: Vec<String> = v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    for (name, want, first, tools, hooks) in CTX_CALLS {
+        let (_, report) = validate_json(&[&dir.join(name)], &[]);
+        let package = only_package(&report);
+        assert_eq!(findings(package), expected(want), "{name}: {package:#}");
+        assert_eq!(
+            package["compatibility"]["first"].as_str(),
+            *first,
+            "{name}: {}",
+            package["compatibility"]
+        );
+        let regs = &package["registrations"];
+        assert_eq!(sorted_names(&regs["tools"]), *tools, "{name} tools");
+        assert_eq!(sorted_names(&regs["hooks"]), *hooks, "{name} hooks");
+        assert_eq!(
+            regs["undetermined"],
+            serde_json::json!([]),
+            "{name}: {regs}"
+        );
+        if want.iter().any(|(c, s)| *c == "ctx-call" && *s == E) {
+            let f = package["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["check"] == "ctx-call")
+                .unwrap();
+            assert_eq!(
+                f["file"].as_str().map(|p| p.ends_with("__init__.py")),
+                Some(true)
+            );
+            assert!(
+                f["hint"].as_str().unwrap().contains('('),
+                "the hint shows a signature: {f}"
+            );
+        }
+    }
+}
+
+/// (fixture, expected findings, key, tools): MAN-8 pip-distributed plugins.
+const PIP: &[(&str, Findings, &str, &[&str])] = &[
+    ("calculator-project", &[], "hermes-calc", &["pip_calculate"]),
+    (
+        "capability-mismatch",
+        &[
+            ("entry-points", E),
+            ("entry-points", W),
+            ("entry-points", W),
+        ],
+        "caps",
+        &["caps_calculate"],
+    ),
+    (
+        "entry-point-names-function",
+        &[("entry-points", W)],
+        "calc-fn",
+        &["fn_calculate"],
+    ),
+    ("missing-module", &[("entry-points", E)], "missing", &[]),
+    ("no-register", &[("entry-points", E)], "noreg", &[]),
+];
+
+#[test]
+fn pip_plugins_are_read_from_projects_and_wheels() {
+    let dir = fixture("pip");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let listed: Vec<&str> = PIP.iter().map(|c| c.0).collect();
+    assert_eq!(
+        names, listed,
+        "every fixture in fixtures/pip is listed here"
+    );
+    let tools_of = |p: &Value| {
+        let mut t: Vec<String> = p["registrations"]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect();
+        t.sort();
+        t
+    };
+    for (name, want, key, tools) in PIP {
+        let (_, report) = validate_json(&[&dir.join(name)], &[]);
+        let package = only_package(&report);
+        assert_eq!(findings(package), expected(want), "{name}: {package:#}");
+        assert_eq!(package["format"], "pip", "{name}");
+        assert_eq!(package["key"], *key, "{name}");
+        assert_eq!(tools_of(package), *tools, "{name}");
+    }
+    // The same project as a wheel: entry points from entry_points.txt, modules unpacked.
+    let tmp = tempfile::tempdir().unwrap();
+    let wheel = tmp.path().join("hermes_calc-1.0.0-py3-none-any.whl");
+    let site = conformance::installed_site(&dir.join("calculator-project"));
+    {
+        let file = std::fs::File::create(&wheel).unwrap();
+        let mut zip = zip::ZipWriter::new(file);
+        let options = zip::write::SimpleFileOptions::default();
+        for entry in walkdir::WalkDir::new(site.path()).into_iter().flatten() {
+            if entry.file_type().is_file() {
+                let rel = entry.path().strip_prefix(site.path()).unwrap();
+                zip.start_file(rel.to_string_lossy(), options).unwrap();
+                std::io::Write::write_all(&mut zip, &std::fs::read(entry.path()).unwrap()).unwrap();
+            }
+        }
+        zip.finish().unwrap();
+    }
+    let (code, report) = validate_json(&[&wheel], &[]);
+    let package = only_package(&report);
+    assert_eq!(code, 0, "{package:#}");
+    assert_eq!(package["format"], "pip");
+    assert_eq!(package["key"], "hermes-calc");
+    assert_eq!(package["version"], "1.0.0");
+    assert_eq!(tools_of(package), vec!["pip_calculate".to_string()]);
+    assert_eq!(
+        package["capabilities"],
+        serde_json::json!(["tools.override"])
+    );
+    // A hostile wheel is refused, not unpacked outside.
+    let evil = tmp.path().join("evil-1.0-py3-none-any.whl");
+    {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&evil).unwrap());
+        zip.start_file("../escape.py", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        zip.finish().unwrap();
+    }
+    let (code, report) = validate_json(&[&evil], &[]);
+    assert_eq!(code, 1);
+    let package = only_package(&report);
+    assert!(
+        package["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside the wheel"),
+        "{package:#}"
+    );
 }

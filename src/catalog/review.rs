@@ -241,7 +241,7 @@ pub fn review(
                                 .collect()
                         })
                         .unwrap_or_default(),
-                    Content::Portable(_) => BTreeSet::new(),
+                    Content::Portable(_) | Content::Pip(_) => BTreeSet::new(),
                 };
                 review.entry_findings.extend(
                     [

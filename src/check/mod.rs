@@ -6,12 +6,14 @@
 //! analysed statically (`static_py`, never executed); `probe` runs `register(ctx)` in a child
 //! interpreter only when asked to.
 
+pub mod compat;
 pub mod config_schema;
 pub mod dependencies;
 pub mod loadable;
 pub mod locales;
 pub mod manifest_rules;
 pub mod paths;
+pub mod pip;
 pub mod probe;
 pub mod python;
 pub mod static_py;
@@ -38,12 +40,32 @@ pub struct Outcome {
     pub analysis: Option<static_py::StaticAnalysis>,
     /// The probe's observations, when `--probe` ran.
     pub probe: Option<probe::ProbeResult>,
+    /// The Hermes versions the package loads on (VAL-21).
+    pub compatibility: compat::Compatibility,
+}
+
+/// A directory plugin without `register` in `__init__.py` whose project also declares pip
+/// entry points: say which way Hermes loads it instead of only "nothing to call".
+fn explain_entry_points(out: &mut [Diagnostic]) {
+    for d in out.iter_mut().filter(|d| {
+        d.check == crate::diag::CheckId::Loadable
+            && d.message
+                .starts_with("__init__.py defines no register(ctx)")
+    }) {
+        d.message.push_str(
+            "; the project also declares `hermes_agent.plugins` entry points, but a directory with plugin.yaml is loaded as a directory plugin",
+        );
+        d.hint = Some("Define register(ctx) in __init__.py (re-export it from the entry-point module), or drop plugin.yaml and ship it as a pip package (`hermes-plugins validate pyproject.toml`).".into());
+    }
 }
 
 /// Runs every check on a loaded package. Fails only if `--probe` cannot start its interpreter.
 pub fn run(package: &LoadedPackage, cx: &Context<'_>) -> Result<Outcome, probe::ProbeError> {
     let mut out = package.diagnostics.clone();
-    let analysis = package.root.as_ref().map(static_py::analyze);
+    let analysis = match (&package.content, &package.root) {
+        (Content::Pip(p), Some(root)) => Some(pip::analyze(root, p)),
+        (_, root) => root.as_ref().map(static_py::analyze),
+    };
     let mut probe_result = None;
     match &package.content {
         Content::Native(native) => {
@@ -59,12 +81,34 @@ pub fn run(package: &LoadedPackage, cx: &Context<'_>) -> Result<Outcome, probe::
                 if let (Some(options), Some(a)) = (cx.probe, &analysis)
                     && a.has_init
                 {
-                    probe_result = Some(probe::run(&package.dir, options)?);
+                    probe_result = Some(if options.hermes {
+                        // Declared capabilities granted, as consent would record them.
+                        let grants: Vec<&str> = manifest
+                            .capabilities
+                            .iter()
+                            .filter_map(|c| crate::known::capability(&c.value))
+                            .map(|c| c.legacy_key)
+                            .collect();
+                        probe::run_hermes(&package.dir, &package.key, &grants, options)?
+                    } else {
+                        probe::run(&package.dir, options)?
+                    });
                 }
                 if let Some(a) = &analysis {
                     python::native_findings(a, manifest, file, probe_result.as_ref(), &mut out);
+                    if let Some(root) = &package.root
+                        && crate::package::pip::declares_plugins(root.path())
+                    {
+                        explain_entry_points(&mut out);
+                    }
                 }
             } else if let Some(a) = &analysis {
+                python::shared_findings(a, &mut out);
+            }
+        }
+        Content::Pip(p) => {
+            if let (Some(root), Some(a)) = (&package.root, &analysis) {
+                pip::check(root, p, a, package.manifest_file(), &mut out);
                 python::shared_findings(a, &mut out);
             }
         }
@@ -84,6 +128,7 @@ pub fn run(package: &LoadedPackage, cx: &Context<'_>) -> Result<Outcome, probe::
     if let Some(root) = &package.root {
         paths::check(root, &mut out);
     }
+    let compatibility = compat::check(package, analysis.as_ref(), &mut out);
     out.sort_by(|a, b| {
         (a.file.as_str(), a.pos, std::cmp::Reverse(a.severity)).cmp(&(
             b.file.as_str(),
@@ -96,6 +141,7 @@ pub fn run(package: &LoadedPackage, cx: &Context<'_>) -> Result<Outcome, probe::
         findings: out,
         analysis,
         probe: probe_result,
+        compatibility,
     })
 }
 

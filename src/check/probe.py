@@ -1,6 +1,9 @@
 """hermes-plugins --probe: import a plugin and call register(ctx) with a recording context.
 
-Usage: python probe.py PLUGIN_DIR RESULT_JSON
+Usage: python probe.py PLUGIN_DIR RESULT_JSON API_JSON
+
+API_JSON is one release's PluginContext (methods with their parameters, properties), from the
+table hermes-plugins keeps of every Hermes release.
 
 Runs in a child interpreter with a throwaway HERMES_HOME. Network access through the socket
 module is refused. The result is written to RESULT_JSON after each phase, so a plugin that
@@ -16,7 +19,9 @@ import socket
 import sys
 import traceback
 
-plugin_dir, result_path = sys.argv[1], sys.argv[2]
+plugin_dir, result_path, api_path = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(api_path, encoding="utf-8") as _api_file:
+    API = json.load(_api_file)
 result = {
     "phase": "setup",
     "tools": [],
@@ -80,52 +85,83 @@ def _accepts_kwargs(callback):
         return None
 
 
+def _signature(params):
+    """An inspect.Signature from the hermes_api.json form of a parameter list."""
+    kinds = {
+        "positional_only": inspect.Parameter.POSITIONAL_ONLY,
+        "positional_or_keyword": inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        "var_positional": inspect.Parameter.VAR_POSITIONAL,
+        "keyword_only": inspect.Parameter.KEYWORD_ONLY,
+        "var_keyword": inspect.Parameter.VAR_KEYWORD,
+    }
+    out = []
+    for p in params:
+        kind = kinds[p["kind"]]
+        fixed = kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        default = inspect.Parameter.empty if (fixed or not p["default"]) else None
+        out.append(inspect.Parameter(p["name"], kind, default=default))
+    return inspect.Signature(out)
+
+
+def _record(method, bound):
+    """Records what a call registers, from its bound arguments."""
+    a = bound.arguments
+    if method == "register_tool":
+        name = a.get("name")
+        if name is None and isinstance(a.get("schema"), dict):
+            name = a["schema"].get("name")
+        result["tools"].append({"name": str(name), "override": bool(a.get("override", False))})
+    elif method == "register_hook":
+        callback = a.get("callback")
+        result["hooks"].append({
+            "name": str(a.get("hook_name")),
+            "accepts_kwargs": _accepts_kwargs(callback) if callback else None,
+        })
+    elif method == "register_middleware":
+        result["middleware"].append({"name": str(a.get("kind"))})
+    elif method == "register_command":
+        result["commands"].append(str(a.get("name")))
+    elif method == "register_cli_command":
+        result["cli_commands"].append(str(a.get("name")))
+    elif method == "register_platform":
+        result["platforms"].append(str(next(iter(a.values()), None)))
+    else:
+        result["other_calls"].append(method)
+
+
 class RecordingContext:
-    """A stand-in for Hermes' PluginContext that records registrations."""
+    """A stand-in for Hermes' PluginContext with the real release's methods and signatures
+    (from hermes_api.json): a call the real context would reject raises the same TypeError,
+    a method it lacks raises AttributeError; accepted calls are recorded."""
 
-    profile_name = "default"
-
-    def __init__(self):
-        self.state = _Anything()
-        self.manifest = _Anything()
-
-    def register_tool(self, name=None, toolset=None, schema=None, handler=None, *args, override=False, **kwargs):
-        if name is None and isinstance(schema, dict):
-            name = schema.get("name")
-        result["tools"].append({"name": str(name), "override": bool(override)})
-
-    def register_hook(self, name=None, callback=None, *args, **kwargs):
-        result["hooks"].append({"name": str(name), "accepts_kwargs": _accepts_kwargs(callback) if callback else None})
-
-    def register_middleware(self, kind=None, callback=None, *args, **kwargs):
-        result["middleware"].append({"name": str(kind)})
-
-    def register_command(self, name=None, *args, **kwargs):
-        result["commands"].append(str(name))
-
-    def register_cli_command(self, name=None, *args, **kwargs):
-        result["cli_commands"].append(str(name))
-
-    def register_platform(self, name=None, *args, **kwargs):
-        result["platforms"].append(str(name))
-
-    def get_config(self, key, default=None):
-        return default
-
-    def set_config(self, key, value):
-        return None
-
-    def has_capability(self, capability):
-        return False
-
-    def has_plugin(self, plugin_id):
-        return False
+    def __init__(self, api):
+        self._api = api
+        for prop in api.get("properties", []):
+            if prop == "profile_name":
+                setattr(self, prop, "default")
+            else:
+                setattr(self, prop, _Anything())
 
     def __getattr__(self, name):
-        def no_op(*args, **kwargs):
-            result["other_calls"].append(name)
+        params = self._api["methods"].get(name)
+        if params is None:
+            raise AttributeError(f"'PluginContext' object has no attribute '{name}'")
+        signature = _signature(params)
+
+        def method(*args, **kwargs):
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TypeError(f"PluginContext.{name}() {exc}") from None
+            _record(name, bound)
+            if name in ("has_capability", "has_plugin"):
+                return False
+            if name == "get_config":
+                return bound.arguments.get("default")
             return None
-        return no_op
+
+        method.__name__ = name
+        return method
 
 
 def main():
@@ -148,7 +184,7 @@ def main():
         return
     save("register")
     try:
-        register(RecordingContext())
+        register(RecordingContext(API))
     except BaseException as exc:  # noqa: BLE001
         result["error"] = "register(ctx) raised: " + "".join(traceback.format_exception_only(type(exc), exc)).strip()
     save("done")

@@ -27,6 +27,92 @@ pub struct ProbeOptions {
     pub python: String,
     /// How long one plugin may take.
     pub timeout: Duration,
+    /// Load through the real `PluginManager` of the Hermes installed for `python` instead of
+    /// the recording context (`--probe-hermes`).
+    pub hermes: bool,
+}
+
+/// The loader script of `--probe-hermes` (also what the conformance test runs).
+pub const HERMES_LOAD_SCRIPT: &str = include_str!("hermes_load.py");
+
+/// Loads the plugin in `dir` (key `key`) through the real Hermes installed for
+/// `options.python`, with `grants` (legacy config keys) set, and reports what it registered
+/// or why it failed, in the probe's terms.
+pub fn run_hermes(
+    dir: &Path,
+    key: &str,
+    grants: &[&str],
+    options: &ProbeOptions,
+) -> Result<ProbeResult, ProbeError> {
+    let work = tempfile::Builder::new()
+        .prefix("hermes-plugins-probe-hermes-")
+        .tempdir()?;
+    let script = work.path().join("hermes_load.py");
+    std::fs::write(&script, HERMES_LOAD_SCRIPT)?;
+    let plugin = dir.canonicalize()?;
+    let started = Instant::now();
+    let out = Command::new(&options.python)
+        .arg("-B")
+        .arg(&script)
+        .arg(format!("{key}={}#{}", plugin.display(), grants.join(",")))
+        .current_dir(work.path())
+        .env(
+            "HERMES_CONFORMANCE_TIMEOUT",
+            options.timeout.as_secs_f64().to_string(),
+        )
+        .env_remove("PYTHONPATH")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| ProbeError::Interpreter {
+            python: options.python.clone(),
+            source,
+        })?;
+    let duration = started.elapsed();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let entry = &report[key];
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    let error = if let Some(e) = entry["harness_error"].as_str() {
+        Some(format!("Hermes could not run: {e}"))
+    } else if entry["known"] != true {
+        Some(format!(
+            "Hermes {} does not discover this plugin",
+            if out.status.success() {
+                "(the one installed)"
+            } else {
+                ""
+            }
+        ))
+    } else {
+        entry["error"]
+            .as_str()
+            .filter(|e| !e.starts_with("exclusive plugin"))
+            .map(|e| format!("register(ctx) raised under Hermes: {e}"))
+    };
+    Ok(ProbeResult {
+        phase: "done".into(),
+        error,
+        // Hermes registers a built-in tool's name only with override=True.
+        tools: strings(&entry["tools"])
+            .into_iter()
+            .map(|t| {
+                let builtin = crate::known::BUILTIN_TOOLS.contains(&t.as_str());
+                (t, builtin)
+            })
+            .collect(),
+        hooks: strings(&entry["hooks"])
+            .into_iter()
+            .map(|h| (h, None))
+            .collect(),
+        middleware: strings(&entry["middleware"]),
+        duration,
+        ..ProbeResult::default()
+    })
 }
 
 /// Why the probe could not run at all (an environment problem, exit 3).
@@ -146,6 +232,18 @@ pub fn run(dir: &Path, options: &ProbeOptions) -> Result<ProbeResult, ProbeError
         .tempdir()?;
     let script = work.path().join("probe.py");
     std::fs::write(&script, PROBE_SCRIPT)?;
+    // The recording ctx has the newest release's methods and signatures.
+    let api = work.path().join("api.json");
+    let release = crate::known::api::latest_release();
+    std::fs::write(
+        &api,
+        serde_json::json!({
+            "version": release.version,
+            "methods": release.methods,
+            "properties": release.properties,
+        })
+        .to_string(),
+    )?;
     let home = work.path().join("home");
     std::fs::create_dir(&home)?;
     let result_path = work.path().join("result.json");
@@ -156,6 +254,7 @@ pub fn run(dir: &Path, options: &ProbeOptions) -> Result<ProbeResult, ProbeError
         .arg(&script)
         .arg(&plugin)
         .arg(&result_path)
+        .arg(&api)
         .current_dir(work.path())
         .env("HERMES_HOME", &home)
         .env("PYTHONDONTWRITEBYTECODE", "1")

@@ -54,15 +54,13 @@ pub struct ValidateArgs {
     #[arg(long, env = "HERMES_PLUGINS_CORE", value_name = "DIR")]
     pub core: Option<PathBuf>,
     /// Also import each native plugin and call register(ctx) in a child interpreter (default python3) and compare with static analysis. Runs plugin code: use only on code you trust.
-    #[arg(long, value_name = "PYTHON", num_args = 0..=1, require_equals = true, default_missing_value = "python3")]
+    #[arg(long, value_name = "PYTHON", num_args = 0..=1, require_equals = true, default_missing_value = "python3", conflicts_with = "probe_hermes")]
     pub probe: Option<String>,
-    /// Seconds one plugin may take under --probe
-    #[arg(
-        long,
-        value_name = "SECONDS",
-        default_value_t = 30.0,
-        requires = "probe"
-    )]
+    /// Also load each plugin through the real PluginManager of the Hermes installed for PYTHON (a throwaway HERMES_HOME; declared capabilities granted) and compare. Runs plugin code.
+    #[arg(long, value_name = "PYTHON")]
+    pub probe_hermes: Option<String>,
+    /// Seconds one plugin may take under --probe / --probe-hermes
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub probe_timeout: f64,
 }
 
@@ -134,10 +132,19 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
             "--probe-timeout must be a positive number of seconds",
         ));
     }
-    let probe = args.probe.as_ref().map(|python| ProbeOptions {
-        python: python.clone(),
-        timeout: Duration::from_secs_f64(args.probe_timeout),
-    });
+    let probe = match (&args.probe, &args.probe_hermes) {
+        (Some(python), _) => Some(ProbeOptions {
+            python: python.clone(),
+            timeout: Duration::from_secs_f64(args.probe_timeout),
+            hermes: false,
+        }),
+        (None, Some(python)) => Some(ProbeOptions {
+            python: python.clone(),
+            timeout: Duration::from_secs_f64(args.probe_timeout),
+            hermes: true,
+        }),
+        (None, None) => None,
+    };
     let cx = check::Context {
         core: core.as_ref(),
         probe: probe.as_ref(),
@@ -300,6 +307,15 @@ fn package_report(p: &LoadedPackage, outcome: Outcome, strict: bool) -> PackageR
             n.manifest.as_ref().map(|m| strings(&m.requires_auth)),
         ),
         Content::Portable(_) => (None, None),
+        Content::Pip(pp) => (
+            Some(
+                pp.capabilities
+                    .iter()
+                    .filter_map(|c| c.name.split_once('.').map(|(_, cap)| cap.to_string()))
+                    .collect(),
+            ),
+            None,
+        ),
     };
     let (kind, python_dependencies, skill_namespace, skills, mcp_servers) = match &p.content {
         Content::Native(n) => (
@@ -315,6 +331,7 @@ fn package_report(p: &LoadedPackage, outcome: Outcome, strict: bool) -> PackageR
             None,
             None,
         ),
+        Content::Pip(_) => (None, None, None, None, None),
         Content::Portable(pp) => {
             let skills = pp
                 .loaded_skills()
@@ -377,10 +394,20 @@ fn package_report(p: &LoadedPackage, outcome: Outcome, strict: bool) -> PackageR
         registrations: outcome
             .analysis
             .as_ref()
-            .filter(|a| a.has_init && matches!(p.content, Content::Native(_)))
+            .filter(|a| match p.content {
+                Content::Native(_) => a.has_init,
+                Content::Pip(_) => a.registrations.analyzed || a.registrations.reason.is_some(),
+                Content::Portable(_) => false,
+            })
             .map(|a| registrations_report(&p.dir, a)),
         security: outcome.analysis.as_ref().map(security_report),
         probe: outcome.probe.as_ref().map(probe_report),
+        compatibility: Some(report::CompatibilityReport {
+            summary: outcome.compatibility.summary(),
+            loads_on: outcome.compatibility.loads_on,
+            first: outcome.compatibility.first,
+            needs_newer: outcome.compatibility.needs_newer,
+        }),
         python_dependencies,
         skill_namespace,
         skills,

@@ -78,6 +78,14 @@ impl Surface {
                     }
                 }
             }
+            Content::Pip(p) => {
+                // A pip plugin declares capabilities as `<plugin-id>.<capability-id>`.
+                s.capabilities.extend(
+                    p.capabilities
+                        .iter()
+                        .filter_map(|c| c.name.split_once('.').map(|(_, cap)| cap.to_string())),
+                );
+            }
             Content::Portable(p) => {
                 s.skills.extend(p.skills.iter().map(|k| k.name.clone()));
                 s.mcp_servers.extend(

@@ -63,6 +63,13 @@ fn validate(
     let loaded = package::load_dir(dir, Mode::Validate).map_err(|e| {
         ManagerError::Refused(format!("{}: not a plugin package: {e}", dir.display()))
     })?;
+    if let Content::Pip(p) = &loaded.content {
+        return Err(ManagerError::Refused(format!(
+            "{} is a pip-distributed plugin ({}): Hermes discovers it through its entry points once it is installed with pip into the environment Hermes runs in; hermes-plugins installs plugin directories (plugin.yaml or plugin.json)",
+            dir.display(),
+            p.project.as_deref().unwrap_or("a Python project")
+        )));
+    }
     let outcome = check::run(&loaded, &check::Context::default())
         .map_err(|e| ManagerError::Environment(e.to_string()))?;
     let dangerous = outcome
@@ -190,7 +197,7 @@ fn prepare(
             .iter()
             .map(|r| r.raw.clone())
             .collect(),
-        Content::Portable(_) => Vec::new(),
+        Content::Portable(_) | Content::Pip(_) => Vec::new(),
     };
     // The staged copy's directory is called `package`: a plugin without a manifest name is
     // keyed by where it came from instead.
@@ -212,7 +219,7 @@ fn prepare(
         version: loaded.version(),
         kind: match loaded.content {
             Content::Native(_) => "native".to_string(),
-            Content::Portable(_) => "portable".to_string(),
+            Content::Portable(_) | Content::Pip(_) => "portable".to_string(),
         },
         format: loaded.format().as_str().to_string(),
         source: fetched.provenance,
@@ -229,7 +236,7 @@ fn prepare(
             .iter()
             .flat_map(|m| m.requires_auth.iter().map(|a| a.value.clone()))
             .collect(),
-        Content::Portable(_) => Vec::new(),
+        Content::Portable(_) | Content::Pip(_) => Vec::new(),
     };
     Ok(Prepared {
         scratch,

@@ -51,7 +51,7 @@ fn counts(store: &Store, store_key: &str) -> (usize, usize) {
             .manifest
             .as_ref()
             .map_or((0, 0), |m| (m.provides_tools.len(), m.provides_hooks.len())),
-        Content::Portable(_) => (0, 0),
+        Content::Portable(_) | Content::Pip(_) => (0, 0),
     }
 }
 
@@ -149,6 +149,7 @@ pub fn show(cx: &Context, name: &str) -> Result<Value, ManagerError> {
                     "mcp_servers": pp.mcp.servers.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
                 });
             }
+            Content::Pip(_) => {}
         }
     }
     let current = apply::current_doc(cx);

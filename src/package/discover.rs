@@ -31,6 +31,10 @@ pub enum ManifestKind {
     },
     /// A portable (Agent Plugins v1) package.
     Portable,
+    /// A Python project whose `pyproject.toml` declares `hermes_agent.plugins` entry points.
+    PipProject,
+    /// A wheel (`.whl` file) of a pip-distributed plugin.
+    Wheel,
 }
 
 /// A directory that holds a plugin.
@@ -89,6 +93,8 @@ pub fn manifest_kind(dir: &Path) -> Option<ManifestKind> {
         })
     } else if json {
         Some(ManifestKind::Portable)
+    } else if super::pip::declares_plugins(dir) {
+        Some(ManifestKind::PipProject)
     } else {
         None
     }
@@ -103,11 +109,24 @@ pub fn discover(path: &Path) -> io::Result<Discovery> {
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        if !matches!(name, "plugin.yaml" | "plugin.yml" | "plugin.json") {
+        if name.ends_with(".whl") {
+            return Ok(Discovery {
+                candidates: vec![Candidate {
+                    dir: path.to_path_buf(),
+                    category: None,
+                    manifest: ManifestKind::Wheel,
+                }],
+                ..Discovery::default()
+            });
+        }
+        if !matches!(
+            name,
+            "plugin.yaml" | "plugin.yml" | "plugin.json" | "pyproject.toml"
+        ) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
-                    "{} is a file; give a plugin directory, a directory of plugins, or a plugin.yaml/plugin.json",
+                    "{} is a file; give a plugin directory, a directory of plugins, a plugin.yaml/plugin.json/pyproject.toml, or a wheel",
                     path.display()
                 ),
             ));

@@ -50,6 +50,19 @@ impl Kind {
     }
 }
 
+/// One program a plugin needs on the host (`external_dependencies` item).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExternalDependency {
+    /// What it is (`ffmpeg`).
+    pub name: Option<String>,
+    /// How to install it.
+    pub install: Option<String>,
+    /// A command that succeeds when it is present.
+    pub check: Option<String>,
+    /// Where the item is.
+    pub pos: Pos,
+}
+
 /// The author: a plain string or a `{name, email, url}` mapping.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Author {
@@ -226,8 +239,9 @@ pub struct Manifest {
     pub provides_locales_pos: Option<Pos>,
     /// `platforms`.
     pub platforms: Vec<Spanned<String>>,
-    /// `external_dependencies` (programs the plugin needs on the host).
-    pub external_dependencies: Vec<Spanned<String>>,
+    /// `external_dependencies` (programs the plugin needs on the host), as Hermes reads them
+    /// (`hermes_cli/web_server.py` `_memory_provider_setup_manifest`, `memory_setup.py`).
+    pub external_dependencies: Vec<ExternalDependency>,
     /// `provides_web_providers`.
     pub provides_web_providers: Vec<Spanned<String>>,
     /// `provides_browser_providers`.
@@ -361,8 +375,7 @@ impl Manifest {
                 }
                 "platforms" => m.platforms = reader.string_list(check, "platforms", node),
                 "external_dependencies" => {
-                    m.external_dependencies =
-                        reader.string_list(check, "external_dependencies", node)
+                    m.external_dependencies = read_external_dependencies(&mut reader, node)
                 }
                 "provides_web_providers" => {
                     m.provides_web_providers =
@@ -470,6 +483,78 @@ fn read_version(reader: &mut FieldReader<'_, '_>, node: &Node) -> Option<Spanned
             None
         }
     }
+}
+
+/// `external_dependencies`: a list of mappings `{name, install, check}` (all strings). Hermes's
+/// readers skip anything that is not a mapping (`web_server.py`) or fail on it
+/// (`memory_setup.py` calls `.get` on each item), so other items are reported and dropped.
+fn read_external_dependencies(
+    reader: &mut FieldReader<'_, '_>,
+    node: &Node,
+) -> Vec<ExternalDependency> {
+    const KEYS: [&str; 3] = ["name", "install", "check"];
+    let Value::Seq(items) = &node.value else {
+        if !node.is_null() {
+            reader.wrong_type(
+                CheckId::ManifestFields,
+                "external_dependencies",
+                node,
+                "a list of mappings with name, install and check",
+            );
+        }
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("external_dependencies[{i}]");
+        let Value::Map(entries) = &item.value else {
+            let what = item.type_name(Dialect::Yaml);
+            reader
+                .report(
+                    CheckId::ManifestFields,
+                    Severity::Warning,
+                    item.pos,
+                    format!("{field} is a {what}; Hermes reads each external dependency as a mapping {{name, install, check}} and ignores (or, in `hermes memory setup`, fails on) anything else"),
+                )
+                .with_value(item.snippet())
+                .with_hint("Write it as `- {name: ffmpeg, check: \"ffmpeg -version\", install: \"apt install ffmpeg\"}`.");
+            continue;
+        };
+        let mut dep = ExternalDependency {
+            pos: item.pos,
+            ..ExternalDependency::default()
+        };
+        for entry in entries {
+            let key = format!("{field}.{}", entry.key);
+            match entry.key.as_str() {
+                "name" | "install" | "check" => {
+                    let value = reader
+                        .string(CheckId::ManifestFields, &key, &entry.value)
+                        .map(|s| s.value);
+                    match entry.key.as_str() {
+                        "name" => dep.name = value,
+                        "install" => dep.install = value,
+                        _ => dep.check = value,
+                    }
+                }
+                other => {
+                    let suggestion = did_you_mean(other, KEYS);
+                    let diag = reader.report(
+                        CheckId::ManifestFields,
+                        Severity::Warning,
+                        entry.key_pos,
+                        format!("unknown field `{other}` in {field} is ignored (Hermes reads name, install and check)"),
+                    );
+                    diag.with_value(other);
+                    if let Some(s) = suggestion {
+                        diag.with_hint(format!("Did you mean `{s}`?"));
+                    }
+                }
+            }
+        }
+        out.push(dep);
+    }
+    out
 }
 
 fn read_author(reader: &mut FieldReader<'_, '_>, node: &Node) -> Option<Author> {

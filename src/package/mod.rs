@@ -10,6 +10,7 @@ pub mod declarations;
 pub mod discover;
 pub mod fields;
 pub mod manifest;
+pub mod pip;
 pub mod portable;
 
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ pub use declarations::Declarations;
 pub use discover::{Candidate, Discovery, ManifestKind, Outside, Skipped};
 pub use fields::{Mode, Spanned};
 pub use manifest::Manifest;
+pub use pip::PipPackage;
 pub use portable::PortablePackage;
 
 /// The manifest format of a package, as reports name it.
@@ -35,6 +37,8 @@ pub enum Format {
     NativeV2,
     /// Agent Plugins v1 `plugin.json`.
     Portable,
+    /// A pip-distributed plugin (entry points).
+    Pip,
 }
 
 impl Format {
@@ -44,6 +48,7 @@ impl Format {
             Format::NativeV1 => "native-v1",
             Format::NativeV2 => "native-v2",
             Format::Portable => "portable",
+            Format::Pip => "pip",
         }
     }
 }
@@ -66,6 +71,8 @@ pub enum Content {
     Native(Box<NativePackage>),
     /// A portable package.
     Portable(Box<PortablePackage>),
+    /// A pip-distributed package (a project or a wheel with entry points).
+    Pip(Box<PipPackage>),
 }
 
 /// A plugin directory loaded into a typed package, with what loading found.
@@ -91,6 +98,13 @@ impl LoadedPackage {
         match &self.content {
             Content::Native(n) => &n.manifest_file,
             Content::Portable(_) => "plugin.json",
+            Content::Pip(p) => match &p.source {
+                pip::PipSource::Project => "pyproject.toml",
+                pip::PipSource::Wheel { .. } => p
+                    .plugins
+                    .first()
+                    .map_or("entry_points.txt", |e| e.file.as_str()),
+            },
         }
     }
 
@@ -103,6 +117,11 @@ impl LoadedPackage {
                 .and_then(|m| m.name.as_ref())
                 .map(|n| n.value.clone()),
             Content::Portable(p) => p.manifest.as_ref().map(|m| m.name.value.clone()),
+            Content::Pip(p) => p
+                .plugins
+                .first()
+                .map(|e| e.name.clone())
+                .or_else(|| p.project.clone()),
         };
         declared.unwrap_or_else(|| dir_name(&self.dir))
     }
@@ -116,6 +135,7 @@ impl LoadedPackage {
                 .and_then(|m| m.version.as_ref())
                 .map(|v| v.value.clone()),
             Content::Portable(p) => p.manifest.as_ref().and_then(|m| m.version.clone()),
+            Content::Pip(p) => p.version.clone(),
         }
     }
 
@@ -127,6 +147,7 @@ impl LoadedPackage {
                 _ => Format::NativeV1,
             },
             Content::Portable(_) => Format::Portable,
+            Content::Pip(_) => Format::Pip,
         }
     }
 
@@ -135,6 +156,7 @@ impl LoadedPackage {
         match &self.content {
             Content::Native(n) => n.manifest.is_some(),
             Content::Portable(p) => p.accepted,
+            Content::Pip(p) => !p.plugins.is_empty(),
         }
     }
 }
@@ -278,12 +300,19 @@ pub fn load(candidate: &Candidate, mode: Mode) -> LoadedPackage {
             .unwrap_or(&dir_name)
             .to_string(),
     };
+    if matches!(
+        candidate.manifest,
+        ManifestKind::PipProject | ManifestKind::Wheel
+    ) {
+        return load_pip(candidate, &dir_name);
+    }
     let root = match PackageRoot::open(&candidate.dir) {
         Ok(r) => r,
         Err(e) => {
             let file = match &candidate.manifest {
                 ManifestKind::Native { file, .. } => (*file).to_string(),
                 ManifestKind::Portable => "plugin.json".to_string(),
+                ManifestKind::PipProject | ManifestKind::Wheel => "pyproject.toml".to_string(),
             };
             diagnostics.push(Diagnostic::error(
                 CheckId::Layout,
@@ -297,14 +326,16 @@ pub fn load(candidate: &Candidate, mode: Mode) -> LoadedPackage {
                     manifest: None,
                     declarations: Declarations::empty(),
                 })),
-                ManifestKind::Portable => Content::Portable(Box::new(PortablePackage {
-                    manifest: None,
-                    extension: None,
-                    skills: Vec::new(),
-                    mcp: Default::default(),
-                    namespace: portable::namespace::skill_namespace(&key_for(None)),
-                    accepted: false,
-                })),
+                ManifestKind::Portable | ManifestKind::PipProject | ManifestKind::Wheel => {
+                    Content::Portable(Box::new(PortablePackage {
+                        manifest: None,
+                        extension: None,
+                        skills: Vec::new(),
+                        mcp: Default::default(),
+                        namespace: portable::namespace::skill_namespace(&key_for(None)),
+                        accepted: false,
+                    }))
+                }
             };
             return LoadedPackage {
                 dir: candidate.dir.clone(),
@@ -347,7 +378,7 @@ pub fn load(candidate: &Candidate, mode: Mode) -> LoadedPackage {
                 .map(|n| n.value.clone());
             (key_for(name.as_deref()), Content::Native(Box::new(native)))
         }
-        ManifestKind::Portable => {
+        ManifestKind::Portable | ManifestKind::PipProject | ManifestKind::Wheel => {
             let (key, portable) = PortablePackage::load(&root, key_for, &mut diagnostics);
             (key, Content::Portable(Box::new(portable)))
         }
@@ -358,6 +389,56 @@ pub fn load(candidate: &Candidate, mode: Mode) -> LoadedPackage {
         key,
         category: candidate.category.clone(),
         content,
+        diagnostics,
+    }
+}
+
+/// Loads a pip-distributed package (project or wheel); its key is its first plugin entry
+/// point's name (what Hermes keys it by).
+fn load_pip(candidate: &Candidate, dir_name: &str) -> LoadedPackage {
+    let mut diagnostics = Vec::new();
+    let failed = |message: String, file: &str| {
+        Diagnostic::error(CheckId::EntryPoints, file, Pos::START, message)
+    };
+    let (package, root) = match candidate.manifest {
+        ManifestKind::Wheel => match pip::read_wheel(&candidate.dir, &mut diagnostics) {
+            Ok((p, dir)) => (Some(p), PackageRoot::open(&dir).ok()),
+            Err(e) => {
+                diagnostics.push(failed(format!("cannot read the wheel: {e}"), "."));
+                (None, None)
+            }
+        },
+        _ => match PackageRoot::open(&candidate.dir) {
+            Ok(root) => (pip::read_project(&root, &mut diagnostics), Some(root)),
+            Err(e) => {
+                diagnostics.push(failed(
+                    format!("cannot open the project directory: {e}"),
+                    "pyproject.toml",
+                ));
+                (None, None)
+            }
+        },
+    };
+    let package = package.unwrap_or_else(|| PipPackage {
+        source: pip::PipSource::Project,
+        project: None,
+        version: None,
+        description: None,
+        plugins: Vec::new(),
+        capabilities: Vec::new(),
+        module_root: ".".into(),
+    });
+    let key = package
+        .plugins
+        .first()
+        .map(|e| e.name.clone())
+        .unwrap_or_else(|| dir_name.to_string());
+    LoadedPackage {
+        dir: candidate.dir.clone(),
+        root,
+        key,
+        category: candidate.category.clone(),
+        content: Content::Pip(Box::new(package)),
         diagnostics,
     }
 }

@@ -94,6 +94,11 @@ fn render_package(out: &mut String, package: &PackageReport, options: Options, p
     out.push_str(&line);
     out.push('\n');
     if package.accepted
+        && let Some(c) = &package.compatibility
+    {
+        out.push_str(&format!("    {}\n", c.summary));
+    }
+    if package.accepted
         && let (Some(skills), Some(servers)) = (&package.skills, &package.mcp_servers)
     {
         {

@@ -10,6 +10,22 @@ pub mod sarif;
 
 use serde::Serialize;
 
+/// Where a package loads: the Hermes versions every call on ctx fits (oldest first; `main` is
+/// upstream's development branch), the oldest, and what needs a newer Hermes than any release.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompatibilityReport {
+    /// Versions it loads on.
+    pub loads_on: Vec<String>,
+    /// The oldest of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
+    /// Features no release reads yet.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needs_newer: Vec<String>,
+    /// One line for people (`loads on Hermes 0.17.0 – 0.19.0, main`).
+    pub summary: String,
+}
+
 /// The whole validation report (the `--format json` document).
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -75,6 +91,9 @@ pub struct PackageReport {
     /// What `--probe` observed, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeReport>,
+    /// The Hermes versions the package loads on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compatibility: Option<CompatibilityReport>,
     /// For portable packages: the skill namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skill_namespace: Option<String>,
@@ -115,6 +134,7 @@ impl PackageReport {
             registrations: None,
             security: None,
             probe: None,
+            compatibility: None,
             skill_namespace: None,
             skills: None,
             mcp_servers: None,

@@ -38,7 +38,7 @@ pub fn plugin_files(name: &str, version: &str, deps: &[&str]) -> Vec<(String, St
         (
             "__init__.py".into(),
             format!(
-                "VERSION = \"{version}\"\n\ndef _tool(**kwargs):\n    return VERSION\n\ndef register(ctx):\n    ctx.register_tool(name=\"{name}_tool\", schema={{}}, handler=_tool)\n"
+                "VERSION = \"{version}\"\n\ndef _tool(**kwargs):\n    return VERSION\n\ndef register(ctx):\n    ctx.register_tool(name=\"{name}_tool\", toolset=\"{name}\", schema={{}}, handler=_tool)\n"
             ),
         ),
     ]

@@ -166,7 +166,7 @@ fn changes_without_new_dependencies_never_touch_the_network() {
     .unwrap();
     std::fs::write(
         free.join("__init__.py"),
-        "def register(ctx):\n    ctx.register_tool(name=\"free_tool\", schema={}, handler=print)\n",
+        "def register(ctx):\n    ctx.register_tool(name=\"free_tool\", toolset=\"free\", schema={}, handler=print)\n",
     )
     .unwrap();
     let deps = w.tmp.path().join("src/deps");

@@ -49,8 +49,11 @@ pub enum Val<'t> {
     External(String),
     /// The plugin context passed to `register(ctx)`.
     Ctx,
-    /// A method of the plugin context taken as a value (`reg = ctx.register_tool`).
-    CtxMethod(String),
+    /// A method of the plugin context taken as a value (`reg = ctx.register_tool`); `true`
+    /// when taken defensively (`getattr(ctx, "m", None)`), so that its absence is tolerated.
+    CtxMethod(String, bool),
+    /// `functools.partial(func, *args, **kwargs)`.
+    Partial(Rc<Partial<'t>>),
     /// Not known statically.
     Unknown,
 }
@@ -76,16 +79,32 @@ impl Val<'_> {
     /// Whether the value is, or contains, the plugin context.
     pub fn holds_ctx(&self) -> bool {
         match self {
-            Val::Ctx | Val::CtxMethod(_) => true,
+            Val::Ctx | Val::CtxMethod(..) => true,
+            Val::Partial(p) => {
+                p.func.holds_ctx()
+                    || p.args.iter().any(Val::holds_ctx)
+                    || p.kwargs.iter().any(|(_, v)| v.holds_ctx())
+            }
             Val::Instance(inst) | Val::Method(inst, ..) => inst.attrs.try_borrow().is_ok_and(|a| {
                 a.values()
-                    .any(|v| matches!(v, Val::Ctx | Val::CtxMethod(_)))
+                    .any(|v| matches!(v, Val::Ctx | Val::CtxMethod(..)))
             }),
             Val::Seq(items) => items.iter().any(Val::holds_ctx),
             Val::Dict(pairs) => pairs.iter().any(|(_, v)| v.holds_ctx()),
             _ => false,
         }
     }
+}
+
+/// A `functools.partial`: the function and the arguments bound so far.
+#[derive(Debug)]
+pub struct Partial<'t> {
+    /// What is called.
+    pub func: Val<'t>,
+    /// Positional arguments bound first.
+    pub args: Vec<Val<'t>>,
+    /// Keyword arguments bound.
+    pub kwargs: Vec<(String, Val<'t>)>,
 }
 
 /// An object of a package-defined class.
@@ -377,7 +396,7 @@ impl<'s, 't> Evaluator<'s, 't> {
         match value {
             Val::Module(id) => self.lookup_depth(id, attr, depth + 1),
             Val::External(path) => Val::External(format!("{path}.{attr}")),
-            Val::Ctx => Val::CtxMethod(attr.to_string()),
+            Val::Ctx => Val::CtxMethod(attr.to_string(), false),
             Val::Instance(inst) => {
                 if let Some(v) = inst.attrs.borrow().get(attr) {
                     return v.clone();
@@ -465,8 +484,15 @@ impl<'s, 't> Evaluator<'s, 't> {
                 .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
                 .collect()
         };
-        if let Val::Class(cm, class) = ev(func) {
+        let callee = ev(func);
+        if let Val::Class(cm, class) = callee {
             return Val::Instance(Instance::new(cm, class));
+        }
+        if let Val::External(path) = &callee
+            && path == "functools.partial"
+            && let Some(first) = positional.first()
+        {
+            return self.partial(m, *first, &positional[1..], args, env, depth);
         }
         match func.kind() {
             "identifier" => {
@@ -477,10 +503,16 @@ impl<'s, 't> Evaluator<'s, 't> {
                     return Val::Unknown;
                 }
                 match name {
-                    "getattr" if (2..=3).contains(&positional.len()) => match ev(positional[1]) {
-                        Val::Str(attr) => self.member(ev(positional[0]), &attr, depth),
-                        _ => Val::Unknown,
-                    },
+                    "getattr" if (2..=3).contains(&positional.len()) => {
+                        match (ev(positional[1]), ev(positional[0])) {
+                            // A default makes a missing method tolerated.
+                            (Val::Str(attr), Val::Ctx) => {
+                                Val::CtxMethod(attr, positional.len() == 3)
+                            }
+                            (Val::Str(attr), obj) => self.member(obj, &attr, depth),
+                            _ => Val::Unknown,
+                        }
+                    }
                     "dict" if positional.is_empty() => {
                         let mut pairs = Vec::new();
                         let mut c = args.walk();
@@ -581,6 +613,41 @@ impl<'s, 't> Evaluator<'s, 't> {
             }
             _ => Val::Unknown,
         }
+    }
+
+    /// `functools.partial(first, *rest, **kwargs)`.
+    fn partial(
+        &self,
+        m: ModId,
+        first: Node<'t>,
+        rest: &[Node<'t>],
+        args: Node<'t>,
+        env: Option<&Env<'t>>,
+        depth: usize,
+    ) -> Val<'t> {
+        let module = &self.set.modules[m];
+        let ev = |n: Node<'t>| self.eval_depth(m, n, env, depth + 1);
+        let mut kwargs = Vec::new();
+        let mut c = args.walk();
+        for a in args.named_children(&mut c) {
+            match a.kind() {
+                "keyword_argument" => {
+                    if let (Some(k), Some(v)) = (
+                        a.child_by_field_name("name"),
+                        a.child_by_field_name("value"),
+                    ) {
+                        kwargs.push((module.text_of(k).to_string(), ev(v)));
+                    }
+                }
+                "list_splat" | "dictionary_splat" => return Val::Unknown,
+                _ => {}
+            }
+        }
+        Val::Partial(Rc::new(Partial {
+            func: ev(first),
+            args: rest.iter().map(|n| ev(*n)).collect(),
+            kwargs,
+        }))
     }
 
     /// The value of a `string` node: escapes decoded, f-string interpolations filled in when known.

@@ -99,6 +99,12 @@ fn exempt_tests<'t>(
 
 /// Analyses the package at `root`.
 pub fn analyze(root: &PackageRoot) -> StaticAnalysis {
+    analyze_entry(root, None)
+}
+
+/// Analyses the package at `root`, interpreting `register(ctx)` of module `entry` (dotted,
+/// relative to `root`) instead of the root `__init__.py` when given.
+pub fn analyze_entry(root: &PackageRoot, entry: Option<&str>) -> StaticAnalysis {
     let mut notes = Vec::new();
     let mut clock = std::time::Instant::now();
     let mut lap = |phase: &str| {
@@ -115,7 +121,7 @@ pub fn analyze(root: &PackageRoot) -> StaticAnalysis {
     lap("indexing");
     let scopes = scope::Scopes::build(&set);
     let ev = eval::Evaluator::new(&set, &scopes, FUEL);
-    let mut registrations = registrations::find(&ev);
+    let mut registrations = registrations::find_in(&ev, entry);
     lap("registrations");
     // Test code is exempt from the override and credential rules only where no package code
     // imports it: a payload in `tests/` imported by `__init__.py` is package code.

@@ -89,6 +89,30 @@ pub struct Undetermined {
     pub dynamic: bool,
 }
 
+/// One call on the plugin context met while interpreting `register(ctx)`, with what is known
+/// of its arguments (for the `ctx-call` check against each release's signatures).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CtxCall {
+    /// The method called.
+    pub method: String,
+    /// File of the call.
+    pub file: String,
+    /// Its position.
+    pub pos: Pos,
+    /// The call as written (shortened).
+    pub text: String,
+    /// Positional arguments passed.
+    pub positional: usize,
+    /// Keyword arguments passed.
+    pub keywords: Vec<String>,
+    /// A `*x`/`**x` whose contents are not known was passed too.
+    pub opaque: bool,
+    /// The method's absence is tolerated (`getattr(ctx, "m", None)`, `if hasattr(ctx, "m")`).
+    pub absent_ok: bool,
+    /// Any failure is tolerated (inside `try:` with a broad `except`).
+    pub errors_ok: bool,
+}
+
 /// Everything `register(ctx)` was found to register.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Registrations {
@@ -102,6 +126,8 @@ pub struct Registrations {
     pub found: Vec<Registration>,
     /// What could not be determined.
     pub undetermined: Vec<Undetermined>,
+    /// Every call on ctx, in the order met.
+    pub calls: Vec<CtxCall>,
 }
 
 impl Registrations {
@@ -128,14 +154,31 @@ struct Interp<'e, 's, 't> {
     out: Registrations,
     seen_calls: HashSet<(usize, usize, String)>,
     active: Vec<usize>,
+    /// Methods whose absence is tolerated where the interpretation is now (`if hasattr(…)`).
+    absent_ok: Vec<String>,
+    /// How many enclosing `try:` blocks catch broadly.
+    catching: usize,
 }
 
 /// Interprets `register(ctx)` of the package's `__init__.py`.
 pub fn find(ev: &Evaluator<'_, '_>) -> Registrations {
+    find_in(ev, None)
+}
+
+/// Interprets `register(ctx)` of module `entry` (dotted, relative to the analysed root; a pip
+/// plugin's entry point), or of the root `__init__.py` when `None`.
+pub fn find_in(ev: &Evaluator<'_, '_>, entry: Option<&str>) -> Registrations {
     let set = ev.set;
-    let Some(root) = set.root_module() else {
+    let found = match entry {
+        Some(module) => set.module(module),
+        None => set.root_module(),
+    };
+    let Some(root) = found else {
         return Registrations {
-            reason: Some("the package has no __init__.py".into()),
+            reason: Some(match entry {
+                Some(module) => format!("module `{module}` is not in the package"),
+                None => "the package has no __init__.py".into(),
+            }),
             ..Registrations::default()
         };
     };
@@ -145,6 +188,8 @@ pub fn find(ev: &Evaluator<'_, '_>) -> Registrations {
         out: Registrations::default(),
         seen_calls: HashSet::new(),
         active: Vec::new(),
+        absent_ok: Vec::new(),
+        catching: 0,
     };
     match ev.lookup(root, "register") {
         Val::Func(m, def) if def.kind() == "function_definition" => {
@@ -161,7 +206,10 @@ pub fn find(ev: &Evaluator<'_, '_>) -> Registrations {
             if !ev.scopes.modules[root].names.contains_key("register")
                 && ev.scopes.modules[root].star.is_empty() =>
         {
-            interp.out.reason = Some("__init__.py defines no register(ctx)".into());
+            interp.out.reason = Some(match entry {
+                Some(module) => format!("module `{module}` defines no register(ctx)"),
+                None => "__init__.py defines no register(ctx)".into(),
+            });
         }
         other => {
             interp.out.reason = Some(format!(
@@ -401,9 +449,27 @@ impl<'t> Interp<'_, '_, 't> {
                 }
                 let mut c = stmt.walk();
                 let children: Vec<Node<'t>> = stmt.named_children(&mut c).collect();
+                let consequence = stmt.child_by_field_name("consequence").map(|n| n.id());
                 for child in children {
                     match child.kind() {
-                        "block" => self.exec_block(m, child, env, depth),
+                        "block" => {
+                            // `if hasattr(ctx, "m"):` tolerates the absence of `m` inside;
+                            // `try:` with a broad `except` tolerates any failure inside.
+                            let guarded = match stmt.child_by_field_name("condition") {
+                                Some(cond) if Some(child.id()) == consequence => {
+                                    self.hasattr_guards(m, cond, env)
+                                }
+                                _ => Vec::new(),
+                            };
+                            let catches =
+                                stmt.kind() == "try_statement" && catches_broadly(module, stmt);
+                            let before = self.absent_ok.len();
+                            self.absent_ok.extend(guarded);
+                            self.catching += usize::from(catches);
+                            self.exec_block(m, child, env, depth);
+                            self.catching -= usize::from(catches);
+                            self.absent_ok.truncate(before);
+                        }
                         "with_clause" => {
                             self.scan_calls(m, child, env, depth);
                             let mut wc = child.walk();
@@ -547,29 +613,76 @@ impl<'t> Interp<'_, '_, 't> {
                 (Some(obj), Some(method))
                     if matches!(self.ev.eval(m, obj, Some(env)), Val::Ctx) =>
                 {
-                    Some(module.text_of(method).to_string())
+                    Some((module.text_of(method).to_string(), false))
                 }
                 _ => None,
             },
             "identifier" => match self.ev.eval(m, func, Some(env)) {
-                Val::CtxMethod(name) => Some(name),
+                Val::CtxMethod(name, guarded) => Some((name, guarded)),
                 _ => None,
             },
             _ => None,
         };
-        if let Some(method) = ctx_method {
+        if let Some((method, guarded)) = ctx_method {
+            let (positional, keywords, opaque) = self.arguments(m, args, env);
+            self.ctx_call(
+                m,
+                call,
+                &method,
+                guarded,
+                positional.len(),
+                &keywords,
+                opaque,
+            );
             let kind = match method.as_str() {
-                "register_tool" => RegKind::Tool,
-                "register_hook" => RegKind::Hook,
-                "register_middleware" => RegKind::Middleware,
                 dunder if dunder.starts_with("__") => {
                     let what = format!("`{}` reaches ctx through `{dunder}`", module.text_of(call));
                     self.dynamic(m, call, what);
                     return;
                 }
-                _ => return,
+                other => match reg_kind(other) {
+                    Some(kind) => kind,
+                    None => return,
+                },
             };
             self.record(m, call, args, kind, env);
+            return;
+        }
+        // `functools.partial(ctx.register_hook, "name")(callback)`, or of a package function.
+        if let Val::Partial(partial) = self.ev.eval(m, func, Some(env)) {
+            let (positional, keywords, opaque) = self.arguments(m, args, env);
+            let mut all_positional = partial.args.clone();
+            all_positional.extend(positional);
+            let mut all_keywords = partial.kwargs.clone();
+            all_keywords.extend(keywords);
+            match &partial.func {
+                Val::CtxMethod(method, guarded) => {
+                    self.ctx_call(
+                        m,
+                        call,
+                        method,
+                        *guarded,
+                        all_positional.len(),
+                        &all_keywords,
+                        opaque,
+                    );
+                    if let Some(kind) = reg_kind(method) {
+                        self.record_values(
+                            m,
+                            call,
+                            kind,
+                            &all_positional,
+                            &all_keywords,
+                            opaque,
+                            || module.text_of(args).to_string(),
+                        );
+                    }
+                }
+                Val::Func(m2, def) => {
+                    self.call_function(*m2, *def, all_positional, all_keywords, depth + 1);
+                }
+                _ => {}
+            }
             return;
         }
         if self.dynamic_builtin(m, call, func, args, env) {
@@ -683,6 +796,28 @@ impl<'t> Interp<'_, '_, 't> {
         if !(args_hold_ctx || opaque) {
             return;
         }
+        // Introspection builtins and `functools.partial` (evaluated as a value) hand ctx to
+        // nothing that registers.
+        if self.builtin_name(m, func, env).is_some_and(|n| {
+            matches!(
+                n,
+                "getattr"
+                    | "hasattr"
+                    | "callable"
+                    | "isinstance"
+                    | "issubclass"
+                    | "type"
+                    | "id"
+                    | "repr"
+                    | "str"
+                    | "len"
+                    | "bool"
+                    | "print"
+            )
+        }) || matches!(&callee, Val::External(p) if p == "functools.partial")
+        {
+            return;
+        }
         match callee {
             Val::Func(m2, def) => {
                 let memo = (def.id(), 0, format!("{positional:?}{keywords:?}"));
@@ -761,18 +896,6 @@ impl<'t> Interp<'_, '_, 't> {
     fn record(&mut self, m: ModId, call: Node<'t>, args: Node<'t>, kind: RegKind, env: &Env<'t>) {
         let module = &self.set().modules[m];
         let (positional, keywords, opaque) = self.arguments(m, args, env);
-        let keyword = |names: &[&str]| {
-            keywords
-                .iter()
-                .find(|(k, _)| names.contains(&k.as_str()))
-                .map(|(_, v)| v.clone())
-        };
-        let name = keyword(&["name"]).or_else(|| match kind {
-            RegKind::Tool => None,
-            RegKind::Hook => keyword(&["hook_name", "hook", "event"]),
-            RegKind::Middleware => keyword(&["kind"]),
-        });
-        let name = name.or_else(|| positional.first().cloned());
         let name_expr = || -> String {
             let mut c = args.walk();
             let found = args.named_children(&mut c).find(|a| {
@@ -789,13 +912,38 @@ impl<'t> Interp<'_, '_, 't> {
                 |a| module.text_of(a).to_string(),
             )
         };
+        self.record_values(m, call, kind, &positional, &keywords, opaque, name_expr);
+    }
+
+    /// Records a registration from its evaluated arguments; `name_expr` gives the text shown
+    /// when the name is not known.
+    #[allow(clippy::too_many_arguments)]
+    fn record_values(
+        &mut self,
+        m: ModId,
+        call: Node<'t>,
+        kind: RegKind,
+        positional: &[Val<'t>],
+        keywords: &[(String, Val<'t>)],
+        opaque: bool,
+        name_expr: impl FnOnce() -> String,
+    ) {
+        let module = &self.set().modules[m];
+        let keyword = |names: &[&str]| {
+            keywords
+                .iter()
+                .find(|(k, _)| names.contains(&k.as_str()))
+                .map(|(_, v)| v.clone())
+        };
+        let name = keyword(&["name"]).or_else(|| match kind {
+            RegKind::Tool => None,
+            RegKind::Hook => keyword(&["hook_name", "hook", "event"]),
+            RegKind::Middleware => keyword(&["kind"]),
+        });
+        let name = name.or_else(|| positional.first().cloned());
         let Some(Val::Str(name)) = name else {
-            let expr = if opaque && positional.is_empty() {
-                module.text_of(args).to_string()
-            } else {
-                name_expr()
-            };
-            self.undetermined(m, call, Some(kind), expr);
+            let _ = opaque;
+            self.undetermined(m, call, Some(kind), name_expr());
             return;
         };
         let override_builtin =
@@ -870,6 +1018,74 @@ impl<'t> Interp<'_, '_, 't> {
 }
 
 impl<'t> Interp<'_, '_, 't> {
+    /// Records a call on ctx with the guards in force.
+    #[allow(clippy::too_many_arguments)]
+    fn ctx_call(
+        &mut self,
+        m: ModId,
+        call: Node<'t>,
+        method: &str,
+        guarded: bool,
+        positional: usize,
+        keywords: &[(String, Val<'t>)],
+        opaque: bool,
+    ) {
+        if method.starts_with("__") {
+            return;
+        }
+        let module = &self.set().modules[m];
+        let entry = CtxCall {
+            method: method.to_string(),
+            file: module.rel.clone(),
+            pos: module.pos(call),
+            text: crate::located::truncate_chars(module.text_of(call), 120),
+            positional,
+            keywords: keywords.iter().map(|(k, _)| k.clone()).collect(),
+            opaque,
+            absent_ok: guarded || self.absent_ok.iter().any(|g| g == method),
+            errors_ok: self.catching > 0,
+        };
+        if !self.out.calls.contains(&entry) {
+            self.out.calls.push(entry);
+        }
+    }
+
+    /// The methods a condition proves present: `hasattr(ctx, "m")` and
+    /// `callable(getattr(ctx, "m", None))`, also inside `and`.
+    fn hasattr_guards(&self, m: ModId, cond: Node<'t>, env: &Env<'t>) -> Vec<String> {
+        let module = &self.set().modules[m];
+        let mut out = Vec::new();
+        super::source::preorder(cond, |node, _| {
+            if node.kind() == "call"
+                && let (Some(func), Some(args)) = (
+                    node.child_by_field_name("function"),
+                    node.child_by_field_name("arguments"),
+                )
+            {
+                let mut c = args.walk();
+                let list: Vec<Node<'t>> = args.named_children(&mut c).collect();
+                match (module.text_of(func), list.as_slice()) {
+                    ("hasattr", [obj, name]) => {
+                        if self.ev.eval(m, *obj, Some(env)).holds_ctx()
+                            && let Val::Str(s) = self.ev.eval(m, *name, Some(env))
+                        {
+                            out.push(s);
+                        }
+                    }
+                    ("callable", [value]) => {
+                        if let Val::CtxMethod(s, _) = self.ev.eval(m, *value, Some(env)) {
+                            out.push(s);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            // `not hasattr(…)` proves nothing for the body.
+            node.kind() != "not_operator"
+        });
+        out
+    }
+
     /// The builtin a call's function names (`exec`, `map`, …), when it is a bare name that
     /// nothing in scope shadows.
     fn builtin_name(&self, m: ModId, func: Node<'t>, env: &Env<'t>) -> Option<&'t str> {
@@ -977,6 +1193,38 @@ impl<'t> Interp<'_, '_, 't> {
             None => false,
         }
     }
+}
+
+/// The kind of registration a ctx method makes, if it is one of the three checked ones.
+fn reg_kind(method: &str) -> Option<RegKind> {
+    match method {
+        "register_tool" => Some(RegKind::Tool),
+        "register_hook" => Some(RegKind::Hook),
+        "register_middleware" => Some(RegKind::Middleware),
+        _ => None,
+    }
+}
+
+/// Whether a `try` statement has an `except` that catches `AttributeError`/`TypeError` (or
+/// anything broader): what fails inside it does not stop `register(ctx)`.
+fn catches_broadly(module: &super::source::PyModule, stmt: Node<'_>) -> bool {
+    let mut c = stmt.walk();
+    stmt.named_children(&mut c)
+        .filter(|n| n.kind() == "except_clause")
+        .any(|clause| {
+            let mut cc = clause.walk();
+            let caught: Vec<Node<'_>> = clause
+                .named_children(&mut cc)
+                .filter(|n| n.kind() != "block")
+                .collect();
+            caught.is_empty()
+                || caught.iter().any(|n| {
+                    let text = module.text_of(*n);
+                    ["Exception", "BaseException", "AttributeError", "TypeError"]
+                        .iter()
+                        .any(|name| text.contains(name))
+                })
+        })
 }
 
 /// Binds assignment or loop targets (`x`, `a, b`, `(a, b)`, `[a, b]`) to a value.

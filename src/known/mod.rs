@@ -1,6 +1,8 @@
 //! What this build knows about Hermes Agent 0.19.0: plugin kinds, manifest fields, hooks,
 //! capabilities, auth providers and built-in tools. One table per fact so checks, consent
-//! screens and documentation all read the same list.
+//! screens and documentation all read the same list. [`api`]: the plugin API of every release.
+
+pub mod api;
 
 /// Plugin kinds Hermes understands; anything else is treated as `standalone`.
 pub const KINDS: &[&str] = &[

@@ -1,0 +1,373 @@
+//! pip-distributed plugins (MAN-8): a Python project whose `pyproject.toml`, or a wheel whose
+//! `*.dist-info/entry_points.txt`, declares entry points in the group `hermes_agent.plugins`
+//! (`name = "module[:object]"`; Hermes loads the object and calls its `register(ctx)`), and
+//! optionally `hermes_agent.plugin_capabilities` (`"<plugin-id>.<capability-id>" = "<the same
+//! object>"`, read from metadata without importing). Reading them never imports or builds
+//! anything; a wheel is unpacked into a temporary directory (entry names checked, size bounded)
+//! so its modules can be analysed.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::diag::{CheckId, Diagnostic};
+use crate::located::Pos;
+use crate::located::lines::LineIndex;
+use crate::pkgfs::{MANIFEST_LIMIT, PackageRoot};
+
+/// The entry-point group of plugins.
+pub const PLUGINS_GROUP: &str = "hermes_agent.plugins";
+/// The entry-point group of capability declarations.
+pub const CAPABILITIES_GROUP: &str = "hermes_agent.plugin_capabilities";
+
+/// Most bytes a wheel may unpack to for validation (256 MiB).
+const WHEEL_UNPACK_LIMIT: u64 = 256 * 1024 * 1024;
+
+/// One entry point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryPoint {
+    /// Its name (the plugin's key for `hermes_agent.plugins`).
+    pub name: String,
+    /// The value as written (`my_pkg`, `my_pkg.plugin:register`).
+    pub value: String,
+    /// The module part.
+    pub module: String,
+    /// The object part after `:`, if any.
+    pub object: Option<String>,
+    /// The file it is declared in.
+    pub file: String,
+    /// Where.
+    pub pos: Pos,
+}
+
+/// Where a pip plugin was read from.
+#[derive(Debug, Clone)]
+pub enum PipSource {
+    /// A project directory with `pyproject.toml`.
+    Project,
+    /// A wheel, unpacked into a temporary directory kept alive with the package.
+    Wheel {
+        /// The wheel file.
+        file: PathBuf,
+        /// The unpacked tree.
+        unpacked: Arc<tempfile::TempDir>,
+    },
+}
+
+/// A pip-distributed plugin package.
+#[derive(Debug, Clone)]
+pub struct PipPackage {
+    /// Project or wheel.
+    pub source: PipSource,
+    /// The distribution's name, version and summary, when declared.
+    pub project: Option<String>,
+    /// Its version.
+    pub version: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// `hermes_agent.plugins` entry points.
+    pub plugins: Vec<EntryPoint>,
+    /// `hermes_agent.plugin_capabilities` entry points.
+    pub capabilities: Vec<EntryPoint>,
+    /// The directory (relative to the package root) the modules live in (`.` or `src`).
+    pub module_root: String,
+}
+
+impl PipPackage {
+    /// The package directory of module `dotted` relative to the package root, if the project
+    /// holds it (`my_pkg` → `src/my_pkg/__init__.py` or `my_pkg.py`).
+    pub fn module_file(&self, root: &PackageRoot, dotted: &str) -> Option<String> {
+        let rel = dotted.replace('.', "/");
+        let base = if self.module_root == "." {
+            String::new()
+        } else {
+            format!("{}/", self.module_root)
+        };
+        [
+            format!("{base}{rel}/__init__.py"),
+            format!("{base}{rel}.py"),
+        ]
+        .into_iter()
+        .find(|candidate| root.is_file(candidate))
+    }
+}
+
+#[derive(Deserialize)]
+struct Pyproject {
+    project: Option<Project>,
+}
+
+#[derive(Deserialize)]
+struct Project {
+    name: Option<String>,
+    version: Option<String>,
+    description: Option<String>,
+    #[serde(rename = "entry-points", default)]
+    entry_points: BTreeMap<String, BTreeMap<String, toml::Spanned<String>>>,
+}
+
+/// Splits `module[:object]`; `None` when it is not a dotted module path.
+fn split_value(value: &str) -> Option<(String, Option<String>)> {
+    let (module, object) = match value.trim().split_once(':') {
+        Some((m, o)) => (m.trim(), Some(o.trim().to_string())),
+        None => (value.trim(), None),
+    };
+    let identifier = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    let ok = module.split('.').all(identifier)
+        && object
+            .as_deref()
+            .is_none_or(|o| o.split('.').all(identifier));
+    ok.then(|| (module.to_string(), object))
+}
+
+fn entry(
+    name: &str,
+    value: &str,
+    file: &str,
+    pos: Pos,
+    out: &mut Vec<Diagnostic>,
+) -> Option<EntryPoint> {
+    match split_value(value) {
+        Some((module, object)) => Some(EntryPoint {
+            name: name.to_string(),
+            value: value.trim().to_string(),
+            module,
+            object,
+            file: file.to_string(),
+            pos,
+        }),
+        None => {
+            out.push(
+                Diagnostic::error(
+                    CheckId::EntryPoints,
+                    file,
+                    pos,
+                    format!("entry point `{name}` = `{value}` is not `module` or `module:object`"),
+                )
+                .value(value)
+                .hint("Write the dotted module that defines register(ctx), e.g. `my_plugin = \"my_plugin\"`."),
+            );
+            None
+        }
+    }
+}
+
+/// Whether `root` is a pip plugin project: a `pyproject.toml` that declares the plugins group.
+pub fn declares_plugins(dir: &Path) -> bool {
+    crate::pkgfs::read_limited_text(&dir.join("pyproject.toml"), MANIFEST_LIMIT)
+        .ok()
+        .and_then(|t| toml::from_str::<Pyproject>(&t).ok())
+        .and_then(|p| p.project)
+        .is_some_and(|p| p.entry_points.contains_key(PLUGINS_GROUP))
+}
+
+/// Reads a project's `pyproject.toml`.
+pub fn read_project(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> Option<PipPackage> {
+    const FILE: &str = "pyproject.toml";
+    let text = match root.read_text(FILE, MANIFEST_LIMIT) {
+        Ok(t) => t,
+        Err(e) => {
+            out.push(Diagnostic::error(
+                CheckId::EntryPoints,
+                FILE,
+                e.pos(),
+                format!("pyproject.toml {e}"),
+            ));
+            return None;
+        }
+    };
+    let lines = LineIndex::new(&text);
+    let parsed: Pyproject = match toml::from_str(&text) {
+        Ok(p) => p,
+        Err(e) => {
+            out.push(Diagnostic::error(
+                CheckId::EntryPoints,
+                FILE,
+                e.span().map_or(Pos::START, |s| lines.pos(s.start)),
+                format!("pyproject.toml is not valid TOML: {}", e.message()),
+            ));
+            return None;
+        }
+    };
+    let project = parsed.project?;
+    let group = |name: &str, out: &mut Vec<Diagnostic>| -> Vec<EntryPoint> {
+        project
+            .entry_points
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| entry(k, v.get_ref(), FILE, lines.pos(v.span().start), out))
+            .collect()
+    };
+    let plugins = group(PLUGINS_GROUP, out);
+    let capabilities = group(CAPABILITIES_GROUP, out);
+    let module_root = if root.is_dir("src") && !root.is_file("src/__init__.py") {
+        "src"
+    } else {
+        "."
+    };
+    Some(PipPackage {
+        source: PipSource::Project,
+        project: project.name,
+        version: project.version,
+        description: project.description,
+        plugins,
+        capabilities,
+        module_root: module_root.to_string(),
+    })
+}
+
+/// Parses `entry_points.txt` (INI: `[group]`, `name = value`).
+fn parse_entry_points(
+    text: &str,
+    file: &str,
+    out: &mut Vec<Diagnostic>,
+) -> (Vec<EntryPoint>, Vec<EntryPoint>) {
+    let mut plugins = Vec::new();
+    let mut capabilities = Vec::new();
+    let mut group = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let pos = Pos::new(u32::try_from(i + 1).unwrap_or(u32::MAX), 1);
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            group = name.trim().to_string();
+            continue;
+        }
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        let target = match group.as_str() {
+            PLUGINS_GROUP => &mut plugins,
+            CAPABILITIES_GROUP => &mut capabilities,
+            _ => continue,
+        };
+        if let Some(e) = entry(name.trim(), value, file, pos, out) {
+            target.push(e);
+        }
+    }
+    (plugins, capabilities)
+}
+
+/// Reads a wheel: its metadata and entry points, unpacked into a temporary directory (entry
+/// names checked, at most [`WHEEL_UNPACK_LIMIT`] bytes) so its modules can be analysed.
+pub fn read_wheel(path: &Path, out: &mut Vec<Diagnostic>) -> Result<(PipPackage, PathBuf), String> {
+    let file = crate::files::open_regular(path).map_err(|e| e.to_string())?;
+    let mut archive = zip::ZipArchive::new(file).map_err(|e| format!("not a wheel: {e}"))?;
+    let tmp = tempfile::Builder::new()
+        .prefix("hermes-plugins-wheel-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let mut unpacked: u64 = 0;
+    let mut dist_info = None;
+    for i in 0..archive.len() {
+        let mut entry = archive.by_index(i).map_err(|e| format!("entry {i}: {e}"))?;
+        let name = entry.name().to_string();
+        let safe = !name.starts_with('/')
+            && !name.contains('\\')
+            && name.split('/').all(|s| s != "..")
+            && !name.chars().any(char::is_control);
+        if !safe {
+            return Err(format!(
+                "entry `{}` would be written outside the wheel",
+                crate::text::escape(&name)
+            ));
+        }
+        if let Some(first) = name.split('/').next()
+            && first.ends_with(".dist-info")
+        {
+            dist_info = Some(first.to_string());
+        }
+        let target = tmp.path().join(&name);
+        if entry.is_dir() {
+            std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
+            continue;
+        }
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        let mut bytes = Vec::new();
+        let remaining = WHEEL_UNPACK_LIMIT.saturating_sub(unpacked);
+        (&mut entry)
+            .take(remaining + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("`{}`: {e}", crate::text::escape(&name)))?;
+        unpacked += bytes.len() as u64;
+        if unpacked > WHEEL_UNPACK_LIMIT {
+            return Err(format!(
+                "it unpacks to more than {WHEEL_UNPACK_LIMIT} bytes"
+            ));
+        }
+        std::fs::write(&target, bytes).map_err(|e| e.to_string())?;
+    }
+    let dist_info = dist_info.ok_or("it has no .dist-info directory")?;
+    let rel = format!("{dist_info}/entry_points.txt");
+    let text = std::fs::read_to_string(tmp.path().join(&rel)).unwrap_or_default();
+    let (plugins, capabilities) = parse_entry_points(&text, &rel, out);
+    let metadata = std::fs::read_to_string(tmp.path().join(format!("{dist_info}/METADATA")))
+        .unwrap_or_default();
+    let field = |name: &str| {
+        metadata
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .find_map(|l| l.strip_prefix(&format!("{name}: ")).map(str::to_string))
+    };
+    let dir = tmp.path().to_path_buf();
+    Ok((
+        PipPackage {
+            project: field("Name"),
+            version: field("Version"),
+            description: field("Summary"),
+            plugins,
+            capabilities,
+            module_root: ".".into(),
+            source: PipSource::Wheel {
+                file: path.to_path_buf(),
+                unpacked: Arc::new(tmp),
+            },
+        },
+        dir,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_split_into_module_and_object() {
+        assert_eq!(split_value("my_pkg"), Some(("my_pkg".into(), None)));
+        assert_eq!(
+            split_value(" my_pkg.plugin : register "),
+            Some(("my_pkg.plugin".into(), Some("register".into())))
+        );
+        assert_eq!(split_value("my-pkg"), None);
+        assert_eq!(split_value(""), None);
+    }
+
+    #[test]
+    fn entry_points_txt_groups() {
+        let mut out = Vec::new();
+        let (p, c) = parse_entry_points(
+            "[console_scripts]\nx = y:z\n\n[hermes_agent.plugins]\ncalc = my_pkg\n\n[hermes_agent.plugin_capabilities]\ncalc.tools.override = my_pkg\n",
+            "x.dist-info/entry_points.txt",
+            &mut out,
+        );
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].name, "calc");
+        assert_eq!(p[0].pos, Pos::new(5, 1));
+        assert_eq!(c[0].name, "calc.tools.override");
+        assert!(out.is_empty());
+    }
+}
