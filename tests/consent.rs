@@ -422,6 +422,47 @@ fn requires_env_prompted_hidden_or_listed() {
 }
 
 #[test]
+fn denylisted_env_names_are_never_written() {
+    let w = World::new();
+    let extra = "requires_env:\n  - LD_AUDIT\n  - name: PLAIN_TOKEN\n";
+    let dir = repo_with(&w, "risky", &files("risky", "1.0.0", extra, &["go"]));
+    // The validator calls the declaration an error; only --force installs it.
+    let (code, _, err) = w.run(&["install", &file_url(&dir)]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("LD_AUDIT"), "{err}");
+    w.ok(&["install", &file_url(&dir), "--force"]);
+    let (code, transcript) = interactive(&w, &["enable", "risky"], &[("PLAIN_TOKEN", "plain")]);
+    assert_eq!(code, 0, "{transcript}");
+    assert!(
+        transcript.contains("LD_AUDIT is not written to .env"),
+        "{transcript}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".env")).unwrap(),
+        "PLAIN_TOKEN=plain\n"
+    );
+}
+
+#[test]
+fn keys_sharing_a_hermes_module_are_refused() {
+    let w = World::new();
+    let first = repo_with(&w, "a-b", &files("a-b", "1.0.0", "", &["one"]));
+    let second = repo_with(&w, "a_b", &files("a_b", "1.0.0", "", &["two"]));
+    w.ok(&["install", &file_url(&first)]);
+    let (code, _, err) = w.run(&["install", &file_url(&second)]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("hermes_plugins.a_b"), "{err}");
+    let listed = w.json(&["list"]);
+    let keys: Vec<&str> = listed["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["a-b"]);
+}
+
+#[test]
 fn generation_records_the_consent_snapshot() {
     let w = World::new();
     let dir = repo_with(

@@ -28,6 +28,11 @@ const BAD_NATIVE: &[(&str, Findings, i32)] = &[
         &[("dependency-bounds", W), ("dependency-bounds", W)],
         0,
     ),
+    (
+        "external-dependencies-shell",
+        &[("manifest-fields", E), ("manifest-fields", W)],
+        1,
+    ),
     ("kind-unknown", &[("manifest-fields", W)], 0),
     ("locale-missing-file", &[("locales", E), ("locales", W)], 1),
     ("locale-non-text-leaf", &[("locales", E), ("locales", E)], 1),
@@ -43,11 +48,13 @@ const BAD_NATIVE: &[(&str, Findings, i32)] = &[
         &[("manifest-fields", W), ("manifest-fields", W)],
         0,
     ),
+    ("manifest-yml-only", &[("layout", W)], 0),
     (
         "missing-version-and-description",
         &[("manifest-fields", E), ("manifest-fields", E)],
         1,
     ),
+    ("name-null", &[("manifest-fields", E)], 1),
     ("nothing-to-load", &[("loadable", E)], 1),
     ("pip-layout-without-wrapper", &[("loadable", E)], 1),
     ("plugin-yml-beside-yaml", &[("layout", W)], 0),
@@ -62,6 +69,11 @@ const BAD_NATIVE: &[(&str, Findings, i32)] = &[
         1,
     ),
     ("requires-auth-unknown", &[("requires-auth", W)], 0),
+    (
+        "requires-env-denylisted",
+        &[("requires-env", E), ("requires-env", W)],
+        1,
+    ),
     (
         "requires-env-entry-without-name",
         &[("requires-env", E), ("requires-env", E)],
@@ -288,6 +300,10 @@ fn category_layout_keys_and_manifest_paths() {
             "dupe/plugin.yaml",
             "name: flat-name\nversion: 1.0.0\ndescription: d\n",
         ),
+        (
+            "snake/plugin.yaml",
+            "name: flat_name\nversion: 1.0.0\ndescription: d\n",
+        ),
     ] {
         let path = root.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -306,12 +322,25 @@ fn category_layout_keys_and_manifest_paths() {
         .iter()
         .map(|p| p["key"].as_str().unwrap())
         .collect();
-    assert_eq!(keys, ["flat-name", "flat-name", "platforms/discord"]);
+    assert_eq!(
+        keys,
+        ["flat-name", "flat-name", "platforms/discord", "flat_name"]
+    );
     let second = &report["packages"][1];
     assert_eq!(
         findings(second),
         expected(&[("layout", E)]),
         "the duplicate key is reported on the later package"
+    );
+    // `flat_name` imports as `hermes_plugins.flat_name`, as `flat-name` does.
+    let snake = &report["packages"][3];
+    assert_eq!(findings(snake), expected(&[("layout", E)]), "{snake:#}");
+    assert!(
+        snake["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("hermes_plugins.flat_name"),
+        "{snake:#}"
     );
     // A manifest path stands for its directory.
     let (exit, report) = validate_json(&[&plugin_file], &[]);

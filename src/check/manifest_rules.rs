@@ -28,6 +28,61 @@ pub fn check(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
     capabilities(m, file, out);
     requires_auth(m, file, out);
     platforms(m, file, out);
+    external_checks(m, file, out);
+    yml_only(file, out);
+}
+
+/// Hermes 0.19.0's `hermes plugins install` and every memory-provider reader open only
+/// `plugin.yaml`; the loader falls back to `plugin.yml`.
+fn yml_only(file: &str, out: &mut Vec<Diagnostic>) {
+    if std::path::Path::new(file).file_name() == Some("plugin.yml".as_ref()) {
+        out.push(
+            Diagnostic::warning(
+                CheckId::Layout,
+                file,
+                Pos::START,
+                "the manifest is `plugin.yml`: Hermes loads it, but `hermes plugins install` reads only `plugin.yaml` (the directory is named after the repository, `requires_env` is never asked, `manifest_version` never checked)",
+            )
+            .hint("Rename it to `plugin.yaml`."),
+        );
+    }
+}
+
+/// Words a shell understands but no program is called: `command -v x` only works in a shell.
+const SHELL_ONLY: &[&str] = &[
+    "command", "type", "hash", "test", "[", "builtin", "source", ".",
+];
+
+/// `external_dependencies[].check` is run by Hermes without a shell (`shlex.split`, then the
+/// program directly): pipes, redirections, `&&`, `$(…)` and shell builtins never work there,
+/// so the check always fails and `install` is offered every time.
+fn external_checks(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
+    for dep in &m.external_dependencies {
+        let Some(check) = dep.check.as_deref() else {
+            continue;
+        };
+        let first = check.split_whitespace().next().unwrap_or("");
+        let shell_syntax = ["|", "&", ";", ">", "<", "$(", "`", "~/"]
+            .iter()
+            .find(|t| check.contains(**t));
+        let why = if SHELL_ONLY.contains(&first) {
+            format!("`{first}` is a shell builtin")
+        } else if let Some(token) = shell_syntax {
+            format!("`{token}` is shell syntax")
+        } else {
+            continue;
+        };
+        out.push(
+            Diagnostic::warning(
+                CheckId::ManifestFields,
+                file,
+                dep.pos,
+                format!("external dependency check `{check}` cannot succeed: Hermes runs `check` without a shell and {why}, so the dependency always looks missing"),
+            )
+            .value(check)
+            .hint("Call the program itself, e.g. `check: \"ffmpeg -version\"`."),
+        );
+    }
 }
 
 fn required_fields(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
@@ -38,6 +93,19 @@ fn required_fields(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
     ];
     for (field, value) in fields {
         match value {
+            // Written but empty: Hermes keys an empty `name:` as `None` (never enabled).
+            None if m.is_null(field) => out.push(
+                Diagnostic::error(
+                    CheckId::ManifestFields,
+                    file,
+                    m.field_pos(field).unwrap_or(Pos::START),
+                    format!("`{field}` is empty (null)"),
+                )
+                .hint(match field {
+                    "name" => "Write the name: Hermes reads an empty `name:` as None and keys the plugin `None`, which can never be enabled.",
+                    _ => "Write a string value.",
+                }),
+            ),
             // Written but of the wrong type: loading already said so.
             None if m.has_field(field) => {}
             None => out.push(
@@ -150,6 +218,30 @@ fn env_names(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
     ] {
         for var in vars {
             let name = &var.name.value;
+            if known::ENV_DENYLIST.contains(&name.as_str()) {
+                out.push(
+                    Diagnostic::error(
+                        CheckId::RequiresEnv,
+                        file,
+                        var.name.pos,
+                        format!("{field} asks for `{name}`, which Hermes refuses to write to .env (it changes what runs): `hermes plugins install` aborts when the user answers"),
+                    )
+                    .value(name)
+                    .hint("Ask for a variable of the plugin's own (e.g. `MYPLUGIN_EXTRA_PATH`) and apply it in code."),
+                );
+            }
+            if let Some(pos) = var.password_only {
+                out.push(
+                    Diagnostic::warning(
+                        CheckId::RequiresEnv,
+                        file,
+                        pos,
+                        format!("`{name}` is marked `password: true`; `hermes plugins install` hides input only for `secret: true`, so the value would be typed in the clear"),
+                    )
+                    .value(name)
+                    .hint("Write `secret: true` (hermes-plugins reads both)."),
+                );
+            }
             if !ENV_NAME.is_match(name) {
                 let upper: String = name
                     .chars()

@@ -13,6 +13,52 @@ pub const KINDS: &[&str] = &[
     "model-provider",
 ];
 
+/// Environment variable names Hermes 0.19.0 refuses to write to `.env`
+/// (`hermes_cli/config.py` `_ENV_VAR_NAME_DENYLIST`): they change what runs (loaders, Python,
+/// Node, shells, editors, git, Hermes's own location).
+pub const ENV_DENYLIST: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "LD_DEBUG",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH",
+    "DYLD_FRAMEWORK_PATH",
+    "DYLD_FALLBACK_LIBRARY_PATH",
+    "DYLD_FALLBACK_FRAMEWORK_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "PYTHONEXECUTABLE",
+    "PYTHONNOUSERSITE",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PATH",
+    "SHELL",
+    "BROWSER",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "GIT_SSH_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_SHELL",
+    "HERMES_HOME",
+    "HERMES_PROFILE",
+    "HERMES_CONFIG",
+    "HERMES_ENV",
+];
+
+/// The module Hermes imports a directory plugin as (`hermes_cli/plugins.py`
+/// `_load_directory_module`): `hermes_plugins.` then the key with `/` as `__` and `-` as `_`.
+/// Two keys with one module name overwrite each other in `sys.modules`.
+pub fn module_name(key: &str) -> String {
+    format!(
+        "hermes_plugins.{}",
+        key.replace('/', "__").replace('-', "_")
+    )
+}
+
 /// Operating systems a plugin can declare in `platforms`.
 pub const PLATFORMS: &[&str] = &["linux", "macos", "windows"];
 

@@ -343,6 +343,14 @@ pub fn environment(
     let mut text = current_text;
     let mut set = Vec::new();
     for (name, description, url, secret) in missing {
+        if known::ENV_DENYLIST.contains(&name.as_str()) {
+            // Never written for a plugin, as Hermes's own env writer refuses (they change
+            // what runs); the validator reports the declaration as an error.
+            feedback.note(&format!(
+                "{name} is not written to .env for `{key}`: it changes what programs run; set it yourself if you mean it"
+            ));
+            continue;
+        }
         let mut info = format!("`{key}` needs {name}");
         if let Some(d) = description {
             info.push_str(&format!(": {d}"));

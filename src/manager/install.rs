@@ -287,6 +287,24 @@ fn store(cx: &Context, prepared: Prepared) -> Result<(InstalledPlugin, Vec<Strin
     Ok((plugin, warnings))
 }
 
+/// Refuses a key whose Hermes module name another installed plugin already has (`a-b` and
+/// `a_b` both import as `hermes_plugins.a_b`).
+fn refuse_module_clash(cx: &Context, key: &str) -> Result<(), ManagerError> {
+    let installed = Installed::read(&cx.layout.installed())
+        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let module = crate::known::module_name(key);
+    match installed
+        .plugins
+        .keys()
+        .find(|other| other.as_str() != key && crate::known::module_name(other) == module)
+    {
+        Some(other) => Err(ManagerError::Refused(format!(
+            "`{key}` would import as `{module}`, as the installed `{other}` does; Hermes cannot load both (remove `{other}` first)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn is_active(cx: &Context, key: &str) -> bool {
     apply::current_doc(cx).is_some_and(|d| d.plugin(key).is_some())
 }
@@ -308,6 +326,7 @@ pub fn install(
     )?;
     let command = format!("install {}", request.spec.display());
     let _lock = super::begin_writing(&cx.layout, &command, feedback)?;
+    refuse_module_clash(cx, &prepared.plugin.key)?;
     let requires_auth = prepared.requires_auth.clone();
     let (plugin, warnings) = store(cx, prepared)?;
     super::check_removed(

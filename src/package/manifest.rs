@@ -101,6 +101,9 @@ pub struct EnvVar {
     pub prompt: Option<String>,
     /// Whether input is hidden (`secret`, or its synonym `password`).
     pub secret: bool,
+    /// Where `password: true` was written without `secret: true` (Hermes's install prompt
+    /// reads only `secret`).
+    pub password_only: Option<Pos>,
 }
 
 /// A `provides_locales` entry.
@@ -272,12 +275,27 @@ pub struct Manifest {
     pub listens: Vec<Spanned<String>>,
     /// Every top-level field written in the file, with its key position.
     pub present: Vec<Spanned<String>>,
+    /// Top-level fields written with no value (`name:`).
+    pub null_fields: Vec<String>,
 }
 
 impl Manifest {
     /// Whether the field was written in the file (whatever its value).
     pub fn has_field(&self, field: &str) -> bool {
         self.present.iter().any(|p| p.value == field)
+    }
+
+    /// Where a top-level field's key was written.
+    pub fn field_pos(&self, field: &str) -> Option<Pos> {
+        self.present
+            .iter()
+            .find(|p| p.value == field)
+            .map(|p| p.pos)
+    }
+
+    /// Whether a top-level field was written with no value.
+    pub fn is_null(&self, field: &str) -> bool {
+        self.null_fields.iter().any(|f| f == field)
     }
 
     /// The effective kind.
@@ -335,6 +353,9 @@ impl Manifest {
             m.present
                 .push(Spanned::new(entry.key.clone(), entry.key_pos));
             let node = &entry.value;
+            if node.is_null() {
+                m.null_fields.push(entry.key.clone());
+            }
             let check = CheckId::ManifestFields;
             match entry.key.as_str() {
                 "manifest_version" => {}
@@ -512,9 +533,9 @@ fn read_external_dependencies(
             reader
                 .report(
                     CheckId::ManifestFields,
-                    Severity::Warning,
+                    reader.type_severity(),
                     item.pos,
-                    format!("{field} is a {what}; Hermes reads each external dependency as a mapping {{name, install, check}} and ignores (or, in `hermes memory setup`, fails on) anything else"),
+                    format!("{field} is a {what}; Hermes reads each external dependency as a mapping {{name, install, check}}: the dashboard skips anything else and `hermes memory setup` fails on it"),
                 )
                 .with_value(item.snippet())
                 .with_hint("Write it as `- {name: ffmpeg, check: \"ffmpeg -version\", install: \"apt install ffmpeg\"}`.");
@@ -645,6 +666,7 @@ fn read_env_list(reader: &mut FieldReader<'_, '_>, field: &str, node: &Node) -> 
                 url: None,
                 prompt: None,
                 secret: false,
+                password_only: None,
             }),
             Value::Map(entries) => {
                 let mut name = None;
@@ -654,7 +676,9 @@ fn read_env_list(reader: &mut FieldReader<'_, '_>, field: &str, node: &Node) -> 
                     url: None,
                     prompt: None,
                     secret: false,
+                    password_only: None,
                 };
+                let mut said_secret = false;
                 for entry in entries {
                     let sub = format!("{label}.{}", entry.key);
                     match entry.key.as_str() {
@@ -672,6 +696,11 @@ fn read_env_list(reader: &mut FieldReader<'_, '_>, field: &str, node: &Node) -> 
                         "secret" | "password" => {
                             if let Some(b) = reader.boolean(check, &sub, &entry.value) {
                                 var.secret |= b.value;
+                                if entry.key == "secret" {
+                                    said_secret |= b.value;
+                                } else if b.value {
+                                    var.password_only = Some(entry.key_pos);
+                                }
                             }
                         }
                         other => {
@@ -689,6 +718,9 @@ fn read_env_list(reader: &mut FieldReader<'_, '_>, field: &str, node: &Node) -> 
                             }
                         }
                     }
+                }
+                if said_secret {
+                    var.password_only = None;
                 }
                 match name {
                     Some(n) => {

@@ -200,31 +200,56 @@ pub fn load_path(path: &Path, mode: Mode) -> io::Result<LoadedTree> {
             (Mode::Validate, _) => packages.push(outside_package(outside)),
         }
     }
-    let mut first: HashMap<String, PathBuf> = HashMap::new();
-    for package in &mut packages {
-        match first.get(&package.key) {
-            Some(other) => {
-                let file = package.manifest_file().to_string();
-                package.diagnostics.push(
-                    Diagnostic::error(
-                        CheckId::Layout,
-                        file,
-                        Pos::START,
-                        format!("plugin key `{}` is already used by {}; Hermes would load only one of them", package.key, other.display()),
-                    )
-                    .value(&package.key)
-                    .hint("Give each plugin a unique name (or directory, in a category layout)."),
-                );
-            }
-            None => {
-                first.insert(package.key.clone(), package.dir.clone());
-            }
-        }
-    }
+    report_clashes(&mut packages);
     Ok(LoadedTree {
         packages,
         skipped: discovery.skipped,
     })
+}
+
+/// Reports, on the later package, a key another package already has, and (native plugins) a
+/// key whose Hermes module name another key already has (`a-b` and `a_b`).
+fn report_clashes(packages: &mut [LoadedPackage]) {
+    let mut keys: HashMap<String, PathBuf> = HashMap::new();
+    let mut modules: HashMap<String, (String, PathBuf)> = HashMap::new();
+    for package in packages {
+        let clash = if let Some(other) = keys.get(&package.key) {
+            Some((
+                format!(
+                    "plugin key `{}` is already used by {}; Hermes would load only one of them",
+                    package.key,
+                    other.display()
+                ),
+                "Give each plugin a unique name (or directory, in a category layout).",
+            ))
+        } else {
+            keys.insert(package.key.clone(), package.dir.clone());
+            let module = crate::known::module_name(&package.key);
+            match modules.get(&module) {
+                _ if !matches!(package.content, Content::Native(_)) => None,
+                Some((other_key, other)) => Some((
+                    format!(
+                        "plugin key `{}` imports as `{module}`, as `{other_key}` ({}) does; Hermes would run one in the other's module",
+                        package.key,
+                        other.display()
+                    ),
+                    "Rename one of them: Hermes turns `-` into `_` and `/` into `__` in module names.",
+                )),
+                None => {
+                    modules.insert(module, (package.key.clone(), package.dir.clone()));
+                    None
+                }
+            }
+        };
+        if let Some((message, hint)) = clash {
+            let file = package.manifest_file().to_string();
+            package.diagnostics.push(
+                Diagnostic::error(CheckId::Layout, file, Pos::START, message)
+                    .value(&package.key)
+                    .hint(hint),
+            );
+        }
+    }
 }
 
 /// A symlink leading outside the plugins root, as a package that was not loaded: an error
