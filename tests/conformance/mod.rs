@@ -188,7 +188,20 @@ fn validate_agrees_with_the_real_hermes_loader() {
         eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the comparison with Hermes");
         return;
     };
-    let corpus = repo().join("../shared/corpus/hermes-0.19.0-bundled");
+    // `.ci/run` names the corpus it found (HERMES_PLUGINS_CORPUS), which must then exist;
+    // otherwise the one next to the checkout is used when present.
+    let corpus = match std::env::var_os("HERMES_PLUGINS_CORPUS") {
+        Some(path) => {
+            let path = std::path::PathBuf::from(path);
+            assert!(
+                path.is_dir(),
+                "HERMES_PLUGINS_CORPUS {} is not a directory",
+                path.display()
+            );
+            path
+        }
+        None => repo().join("../shared/corpus/hermes-0.19.0-bundled"),
+    };
     let mut roots = vec![
         fixture("plugins"),
         fixture("demo"),
