@@ -113,7 +113,7 @@ pub const ENV_ENTRY_KEYS: &[&str] = &["name", "description", "url", "prompt", "s
 /// `config_schema` types.
 pub const CONFIG_TYPES: &[&str] = &[
     "str", "string", "int", "integer", "float", "number", "bool", "boolean", "list", "array",
-    "dict", "object", "secret",
+    "dict", "object", "mapping", "map", "secret",
 ];
 
 /// Keys of a `config_schema` entry.

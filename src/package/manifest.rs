@@ -154,7 +154,8 @@ impl ConfigType {
             "float" | "number" => ConfigType::Number,
             "bool" | "boolean" => ConfigType::Bool,
             "list" | "array" => ConfigType::List,
-            "dict" | "object" => ConfigType::Dict,
+            // `mapping` and `map` as upstream main's `hermes plugins validate` accepts them.
+            "dict" | "object" | "mapping" | "map" => ConfigType::Dict,
             "secret" => ConfigType::Secret,
             _ => return None,
         })
@@ -1033,5 +1034,29 @@ mod tests {
         assert_eq!(m.requires_env.len(), 2);
         assert!(!m.requires_env[0].secret && m.requires_env[1].secret);
         assert_eq!(m.requires_env[1].prompt.as_deref(), Some("Token"));
+        assert!(m.requires_env[1].password_only.is_some());
+        let (m, _) = read(
+            "requires_env:\n  - name: B_TOKEN\n    password: true\n    secret: true\n",
+            Mode::Validate,
+        );
+        assert!(m.requires_env[0].password_only.is_none());
+    }
+
+    #[test]
+    fn config_types_take_upstream_aliases() {
+        for name in ["dict", "object", "mapping", "Map"] {
+            assert_eq!(ConfigType::parse(name), Some(ConfigType::Dict), "{name}");
+        }
+        assert_eq!(ConfigType::parse("hash"), None);
+        for name in known::CONFIG_TYPES {
+            assert!(ConfigType::parse(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn empty_fields_are_remembered() {
+        let (m, _) = read("name:\nversion: 1.0.0\n", Mode::Validate);
+        assert!(m.name.is_none() && m.is_null("name") && !m.is_null("version"));
+        assert_eq!(m.field_pos("name").map(|p| p.line), Some(1));
     }
 }
