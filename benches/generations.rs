@@ -6,6 +6,8 @@
 //! 2. A no-op `sync` (nothing changed). Target < 100 ms.
 //! 3. `generations rollback` between two generations, with a small (1 package) and a large
 //!    (40 packages) environment. Target < 20 ms and flat in environment size.
+//! 4. `exec -- true` and `exec -- python3 -c pass` against the same commands run directly.
+//! 5. `install` of a plugin of 99 000 files.
 //!
 //! `cargo bench --bench generations -- [ITERATIONS]` (default 11). Every run is a process, as
 //! Hermes runs them.
@@ -237,7 +239,37 @@ fn main() {
     line("generations rollback (1 package)", &small);
     line("generations rollback (40 packages)", &large);
 
-    // 4. install of a plugin with 99 000 files (just under the 100 000-entry walk limit: more is
+    // 4. `exec` overhead: lease, runtime check, exec — against running the command directly;
+    //    and with Python, where the runtime's sitecustomize is imported too.
+    let direct = |program: &Path, args: &[&str]| {
+        time(iterations.max(21), || {
+            let start = Instant::now();
+            let status = Command::new(program).args(args).status().expect("runs");
+            assert!(status.success());
+            start.elapsed()
+        })
+    };
+    let through_exec = |program: &Path, args: &[&str]| {
+        let mut all = vec!["exec", "--", program.to_str().unwrap()];
+        all.extend_from_slice(args);
+        time(iterations.max(21), || {
+            let start = Instant::now();
+            must(hp(&home, &url, &all));
+            start.elapsed()
+        })
+    };
+    let truth = Path::new("/bin/true");
+    let plain_true = direct(truth, &[]);
+    let exec_true = through_exec(truth, &[]);
+    let plain_python = direct(&python(), &["-c", "pass"]);
+    let exec_python = through_exec(&python(), &["-c", "pass"]);
+    println!("exec (a process per run):");
+    line("true", &plain_true);
+    line("hermes-plugins exec -- true", &exec_true);
+    line("python3 -c pass", &plain_python);
+    line("hermes-plugins exec -- python3 -c pass", &exec_python);
+
+    // 5. install of a plugin with 99 000 files (just under the 100 000-entry walk limit: more is
     //    refused as unexamined): fetch, store copy, validation, NAR hash.
     let many = tmp.path().join("many");
     for i in 0..99_000 {

@@ -1,5 +1,6 @@
 //! hermes-plugins: the package manager and catalog toolchain for Hermes Agent plugins.
 
+pub mod agent;
 pub mod catalog;
 pub mod check;
 pub mod cli;

@@ -39,15 +39,6 @@ fn files(name: &str, version: &str, manifest_extra: &str, tools: &[&str]) -> Vec
     ]
 }
 
-fn repo_with(w: &World, name: &str, files: &[(String, String)]) -> std::path::PathBuf {
-    let dir = w.tmp.path().join(format!("{name}-repo"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let repo = git2::Repository::init(&dir).unwrap();
-    repo.set_head("refs/heads/main").unwrap();
-    commit(&dir, files, "v1");
-    dir
-}
-
 fn config(w: &World) -> String {
     std::fs::read_to_string(w.home.join("config.yaml")).unwrap_or_default()
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command as StdCommand;
 
 use common::world::*;
-use common::{fixture, read_json, repo as repo_root, validator, violations};
+use common::{fixture, read_json, repo as repo_root, succeeded, validator, violations};
 use serde_json::Value;
 
 #[test]
@@ -335,13 +335,22 @@ fn writer_lock_waits_and_times_out() {
         .env("HERMES_PLUGINS_LOCK_TIMEOUT", "2")
         .output()
         .unwrap();
-    let _ = holder.kill();
-    let _ = holder.wait();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("waiting for pid 4242 (test-holder)"), "{err}");
+    // --lock-timeout 0: no wait at all, the holder named in the error.
+    let started = std::time::Instant::now();
+    let (code, _, err) = w.run(&["--lock-timeout", "0", "generations", "gc"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("pid 4242 (test-holder)"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     // Readers never take the lock.
     assert_eq!(w.run(&["generations", "list"]).0, Some(0));
+    // A holder that died leaves nothing behind: the kernel released its lock.
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let (code, _, err) = w.run(&["--lock-timeout", "0", "generations", "gc"]);
+    assert_eq!(code, Some(0), "{err}");
 }
 
 #[test]
@@ -603,4 +612,40 @@ fn gc_older_than_keeps_recent_generations() {
         w.run(&["generations", "gc", "--older-than", "7 weeks"]).0,
         Some(2)
     );
+}
+
+/// Whether pypi.org answers on 443 within a few seconds (the tests' network is loopback only;
+/// CI machines reach PyPI, some through a TLS-inspecting proxy whose CA is in SSL_CERT_FILE).
+fn pypi_reachable() -> bool {
+    use std::net::ToSocketAddrs;
+    let Ok(mut addrs) = ("pypi.org", 443).to_socket_addrs() else {
+        return false;
+    };
+    addrs.any(|a| {
+        std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(5)).is_ok()
+    })
+}
+
+#[test]
+fn a_real_pypi_dependency_installs_where_uv_reaches_pypi() {
+    if !pypi_reachable() {
+        assert!(
+            std::env::var("HERMES_PLUGINS_REQUIRE_PYPI").as_deref() != Ok("1"),
+            "HERMES_PLUGINS_REQUIRE_PYPI=1 but pypi.org is not reachable"
+        );
+        eprintln!("pypi.org is not reachable: skipping the real-index test");
+        return;
+    }
+    let w = World::new();
+    let repo = w.tmp.path().join("six-repo");
+    git_plugin(&repo, None, "sixer", "1.0.0", &["six>=1.16,<2"]);
+    succeeded(
+        w.cmd(&["install", &file_url(&repo), "--enable", "--yes-deps"])
+            .env_remove("HERMES_PLUGINS_INDEX_URL")
+            .env_remove("NO_PROXY")
+            .output()
+            .unwrap(),
+    );
+    let version = w.venv_python("import six; print(six.__version__)");
+    assert!(version.starts_with("1."), "{version}");
 }

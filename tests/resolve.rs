@@ -454,3 +454,37 @@ fn an_unreachable_index_is_an_environment_error_naming_the_url() {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("http://127.0.0.1:9/simple"), "{stderr}");
 }
+
+#[test]
+fn python_is_found_as_uv_finds_it() {
+    let idx = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = plugin(tmp.path(), "colors", &["colorlib>=1,<3"]);
+    let version = std::process::Command::new("python3")
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    for request in ["python3", version.as_str()] {
+        let r = resolve(tmp.path(), &idx, &["--plugin", &s(&p), "--python", request]);
+        assert_eq!(r.code, 0, "--python {request}: {}", r.stderr);
+        assert_eq!(
+            r.json["lock"]["python"]["version"]
+                .as_str()
+                .unwrap_or_default()
+                .rsplit_once('.')
+                .map(|(mm, _)| mm),
+            Some(version.as_str()),
+            "{:#}",
+            r.json
+        );
+    }
+    let r = resolve(tmp.path(), &idx, &["--plugin", &s(&p), "--python", "3.99"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert_eq!(r.json["error"]["exit_code"], 3);
+    assert!(
+        r.stderr.contains("No interpreter found for Python 3.99"),
+        "{}",
+        r.stderr
+    );
+}

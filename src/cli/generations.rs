@@ -71,7 +71,7 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
         }
         GenerationsAction::Rollback { number } => {
             let mut feedback = StderrFeedback::new(global);
-            let _lock = manager::begin_writing(&cx.layout, "generations rollback", &mut feedback)
+            let _lock = manager::begin_writing(&cx, "generations rollback", &mut feedback)
                 .map_err(|e| manage::failure(e, global))?;
             let (from, to) =
                 query::rollback(&cx, *number).map_err(|e| manage::failure(e, global))?;
@@ -83,7 +83,7 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
         }
         GenerationsAction::Gc { keep, older_than } => {
             let mut feedback = StderrFeedback::new(global);
-            let _lock = manager::begin_writing(&cx.layout, "generations gc", &mut feedback)
+            let _lock = manager::begin_writing(&cx, "generations gc", &mut feedback)
                 .map_err(|e| manage::failure(e, global))?;
             let report = query::collect_garbage(&cx, *keep, *older_than)
                 .map_err(|e| manage::failure(e, global))?;

@@ -30,7 +30,8 @@ pub struct ResolverArgs {
     /// An optional extra of core to include (repeatable)
     #[arg(long = "extra", value_name = "NAME")]
     pub extras: Vec<String>,
-    /// Target interpreter whose markers decide [default: $HERMES_PLUGINS_PYTHON, else python3 on PATH]
+    /// Target interpreter: a path, a name on PATH (python3) or a version (3.11), as uv finds
+    /// them [default: $HERMES_PLUGINS_PYTHON, else python3 on PATH]
     #[arg(long, env = "HERMES_PLUGINS_PYTHON", value_name = "PYTHON")]
     pub python: Option<PathBuf>,
     /// Package index [default: $HERMES_PLUGINS_INDEX_URL, $UV_INDEX_URL, else PyPI]
@@ -45,6 +46,10 @@ pub struct ResolverArgs {
     /// Quarantine window for packages core pins
     #[arg(long, value_name = "N", default_value_t = DEFAULT_DAYS)]
     pub quarantine_days: u32,
+    /// Trust the system's certificate store (as uv's --native-tls; SSL_CERT_FILE and
+    /// SSL_CERT_DIR are always honoured)
+    #[arg(long, env = "UV_NATIVE_TLS", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub native_tls: bool,
 }
 
 impl ResolverArgs {
@@ -86,6 +91,7 @@ impl ResolverArgs {
                 .cloned()
                 .chain(env_list("UV_FIND_LINKS"))
                 .collect(),
+            native_tls: self.native_tls,
         }
     }
 }
@@ -113,22 +119,37 @@ pub fn env_list(name: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The target interpreter: the one given, else `python3` on `PATH`.
+/// The target interpreter: a path given is used as it is; anything else is a request uv
+/// understands (`python3`, `3.11`, `cpython@3.12`), found as uv finds it; nothing given means
+/// `python3` on `PATH`.
 pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
-    if let Some(p) = given {
-        return Ok(p.clone());
+    match given {
+        Some(path) if path.is_absolute() || path.components().count() > 1 => Ok(path.clone()),
+        Some(request) => {
+            let text = request.to_str().ok_or_else(|| {
+                CliError::usage(format!(
+                    "--python `{}` is not valid UTF-8",
+                    request.display()
+                ))
+            })?;
+            crate::resolve::engine::find_interpreter(text).map_err(|e| {
+                CliError::environment(format!(
+                    "{e} (pass a path, a name on PATH such as python3, or a version such as 3.11)"
+                ))
+            })
+        }
+        None => std::env::var_os("PATH")
+            .and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|d| d.join("python3"))
+                    .find(|c| c.is_file())
+            })
+            .ok_or_else(|| {
+                CliError::environment(
+                    "no Python interpreter found: pass --python or set HERMES_PLUGINS_PYTHON",
+                )
+            }),
     }
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join("python3"))
-                .find(|c| c.is_file())
-        })
-        .ok_or_else(|| {
-            CliError::environment(
-                "no Python interpreter found: pass --python or set HERMES_PLUGINS_PYTHON",
-            )
-        })
 }
 
 /// The Hermes home directory: `--home`, `$HERMES_HOME`, else `~/.hermes` — always absolute
@@ -162,8 +183,23 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs) -> Result<Context, CliError> 
             catalog: env.catalog.clone(),
         },
         wheel_limits: wheel_limits()?,
+        lock_wait: lock_wait(global),
     })
 }
+
+/// How long a writer waits for another: `--lock-timeout`/`HERMES_PLUGINS_LOCK_TIMEOUT`, else
+/// [`DEFAULT_LOCK_WAIT`] when nobody can answer a prompt (Hermes calling non-interactively
+/// must not hang behind a stuck writer), else as long as it takes.
+pub fn lock_wait(global: &GlobalArgs) -> Option<Duration> {
+    match global.lock_timeout {
+        Some(seconds) => Some(Duration::from_secs(seconds)),
+        None if interactive(global) => None,
+        None => Some(DEFAULT_LOCK_WAIT),
+    }
+}
+
+/// The non-interactive writer-lock wait.
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// Bounds on each wheel: `HERMES_PLUGINS_MAX_WHEEL_SIZE` (bytes it may unpack to; default
 /// 4 GiB), else the defaults.
@@ -204,6 +240,7 @@ pub fn read_context(global: &GlobalArgs) -> Context {
                 .map(PathBuf::from),
         },
         wheel_limits: WheelLimits::default(),
+        lock_wait: lock_wait(global),
     }
 }
 

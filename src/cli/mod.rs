@@ -20,6 +20,7 @@ macro_rules! errln {
 
 pub mod catalog;
 pub mod completions;
+pub mod exec;
 pub mod generations;
 pub mod inspect;
 pub mod install;
@@ -147,6 +148,15 @@ pub struct GlobalArgs {
     /// Less output: only what failed
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// Seconds to wait for another writer before giving up (exit 3, lock-busy) [default: 30
+    /// when no one can answer a prompt, no limit on a terminal]
+    #[arg(
+        long,
+        global = true,
+        env = "HERMES_PLUGINS_LOCK_TIMEOUT",
+        value_name = "SECONDS"
+    )]
+    pub lock_timeout: Option<u64>,
     /// Colour output
     #[arg(
         long,
@@ -220,6 +230,8 @@ pub enum Command {
     Verify,
     /// Print what the agent needs to load the current generation
     Env,
+    /// Run an agent (an unmodified Hermes) on the current generation, leased for its whole life
+    Exec(exec::ExecArgs),
     /// Catalog reviewer tools: check entries, review a change, resolve every entry with core
     Catalog(catalog::CatalogArgs),
     /// Search the catalog by name, description, tags and tool names
@@ -349,6 +361,7 @@ pub fn main() -> ExitCode {
         Command::Generations(args) => generations::run(args, &cli.global),
         Command::Verify => inspect::verify(&cli.global),
         Command::Env => inspect::env(&cli.global),
+        Command::Exec(args) => exec::run(args, &cli.global),
         Command::Catalog(args) => catalog::run(args, &cli.global),
         Command::Search(args) => catalog::search(args, &cli.global),
         Command::Nix(args) => nix::run(args, &cli.global),

@@ -121,7 +121,7 @@ fn run_change(
 ) -> Result<Applied, CliError> {
     let cx = manage::context(env, global)?;
     let mut feedback = StderrFeedback::new(global);
-    let _lock = manager::begin_writing(&cx.layout, command, &mut feedback)
+    let _lock = manager::begin_writing(&cx, command, &mut feedback)
         .map_err(|e| manage::failure(e, global))?;
     let change = make(&cx)?;
     if manage::interactive(global) {
@@ -229,7 +229,7 @@ pub fn sync(args: &SyncArgs, global: &GlobalArgs) -> Result<Status, CliError> {
 pub fn remove(args: &RemoveArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::context(&args.env, global)?;
     let mut feedback = StderrFeedback::new(global);
-    let _lock = manager::begin_writing(&cx.layout, &format!("remove {}", args.name), &mut feedback)
+    let _lock = manager::begin_writing(&cx, &format!("remove {}", args.name), &mut feedback)
         .map_err(|e| manage::failure(e, global))?;
     let applied = manager::install::remove(
         &cx,

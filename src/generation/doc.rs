@@ -70,6 +70,10 @@ pub struct GenPlugin {
     pub store_key: String,
     /// The plugin directory, relative to the generation (`plugins/<key>`).
     pub path: String,
+    /// The environment variables its manifest requires (`requires_env` names): a reader
+    /// does not load the plugin while one is unset (absent in older generations: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires_env: Vec<String>,
 }
 
 /// What one profile has enabled in this generation, and what it granted.

@@ -2,15 +2,15 @@
 //! the `keep` newest, or one an agent holds open — and then every store tree no kept
 //! generation and no installed plugin references.
 //!
-//! Readers' leases: an agent that loads generation N holds a shared `flock` on
-//! `generations/N/generation.json` for as long as it runs (see docs/generations.md); gc asks
-//! for an exclusive lock without waiting and keeps the generation when that fails.
+//! Readers' leases ([`super::lease`]): an agent that loads generation N holds a shared `flock`
+//! on `generations/N/generation.json` for as long as it runs; gc asks for an exclusive lock
+//! without waiting, keeps the generation when that fails, and holds the lock while removing it.
 
 use std::collections::BTreeSet;
 
 use super::doc::GenerationDoc;
+use super::lease::claim_unleased;
 use super::publish::{current_number, numbers};
-use super::writer_lock::is_locked_by_other;
 use crate::home::Layout;
 use crate::store::Store;
 
@@ -57,11 +57,17 @@ pub fn collect(
                 .is_some_and(|created| created > limit)
         {
             Some("newer than --older-than")
-        } else if is_locked_by_other(&dir.join("generation.json")) {
-            Some("in use by a running agent")
         } else {
             None
         };
+        // Held while the generation is removed: a reader blocks on its lease until then and
+        // then finds the generation gone. A generation without its generation.json is debris.
+        let mut claim = None;
+        let reason = reason.or_else(|| {
+            claim = claim_unleased(&dir);
+            (claim.is_none() && dir.join("generation.json").exists())
+                .then_some("in use by a running agent")
+        });
         match reason {
             Some(why) => {
                 report.kept.push((*n, why.to_string()));
@@ -74,6 +80,7 @@ pub fn collect(
                 let trash = layout.generations().join(format!(".trash-{n}"));
                 std::fs::rename(&dir, &trash)?;
                 std::fs::remove_dir_all(&trash)?;
+                drop(claim);
                 report.removed_generations.push(*n);
             }
         }

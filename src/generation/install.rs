@@ -146,6 +146,7 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
             index_url: None,
             extra_index_urls: Vec::new(),
             find_links: dirs.iter().map(|d| d.display().to_string()).collect(),
+            native_tls: false,
         },
         None => request.index.clone(),
     };

@@ -6,7 +6,8 @@
 //! - [`doc`]: `generation.json` (where things live is [`crate::home::Layout`]);
 //! - [`build`]: venv + lock install ([`install`], the uv-facing half) + plugin links;
 //! - [`publish`]: the journaled transaction and the `current` switch; [`journal`]: recovery;
-//! - [`gc`], [`verify`]; [`writer_lock`]; [`faults`]: named crash points for tests.
+//! - [`gc`], [`verify`]; [`writer_lock`]; [`lease`]: readers' leases; [`faults`]: named crash
+//!   points for tests.
 
 pub mod build;
 pub mod doc;
@@ -14,6 +15,7 @@ pub mod faults;
 pub mod gc;
 pub mod install;
 pub mod journal;
+pub mod lease;
 pub mod publish;
 pub mod scratch;
 pub mod verify;

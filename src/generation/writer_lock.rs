@@ -1,7 +1,7 @@
 //! One writer at a time (GEN-7): an exclusive `flock` on `pm/lock`, whose contents say who
-//! holds it. A second writer waits, saying "waiting for pid N (command)…" after one second;
-//! `HERMES_PLUGINS_LOCK_TIMEOUT` (seconds) turns the wait into an error. Readers never take
-//! this lock.
+//! holds it. A second writer waits, saying "waiting for pid N (command)…" after one second,
+//! for at most the limit it is given (the CLI: 30 s when nobody can answer a prompt), then
+//! gives up with [`LockError::Busy`]. Readers never take this lock.
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
@@ -50,28 +50,15 @@ fn try_lock(file: &File, kind: libc::c_int) -> std::io::Result<bool> {
     }
 }
 
-/// Whether another process holds a shared or exclusive `flock` on `path` (a reader's lease).
-pub fn is_locked_by_other(path: &Path) -> bool {
-    let Ok(file) = crate::files::open_regular(path) else {
-        return false;
-    };
-    match try_lock(&file, libc::LOCK_EX) {
-        Ok(true) => {
-            // SAFETY: unlocking our own descriptor.
-            unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
-            false
-        }
-        Ok(false) => true,
-        Err(_) => false,
-    }
-}
-
 impl WriterLock {
-    /// Takes the lock, waiting for the holder; `announce` is called once with the holder's
-    /// description when the wait passes one second.
+    /// Takes the lock, waiting for the holder at most `limit` (`None`: as long as it takes;
+    /// zero: not at all); `announce` is called once with the holder's description when the
+    /// wait passes one second (at once when `limit` is shorter). A lock whose holder died is
+    /// free: the kernel released it.
     pub fn acquire(
         path: &Path,
         command: &str,
+        limit: Option<Duration>,
         announce: &mut dyn FnMut(&str),
     ) -> Result<WriterLock, LockError> {
         let io = |source| LockError::Io {
@@ -82,36 +69,25 @@ impl WriterLock {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
         let mut file = crate::files::open_or_create_regular(path).map_err(io)?;
-        let timeout = std::env::var("HERMES_PLUGINS_LOCK_TIMEOUT")
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok());
         let start = Instant::now();
         let mut announced = false;
         while !try_lock(&file, libc::LOCK_EX).map_err(io)? {
             let waited = start.elapsed();
-            let holder = {
-                let mut bytes = Vec::new();
-                let _ = file.rewind();
-                let _ = (&mut file).take(512).read_to_end(&mut bytes);
-                let text = String::from_utf8_lossy(&bytes);
-                let text = crate::text::escape(text.trim()).into_owned();
-                match text.split_once(' ') {
-                    Some((pid, cmd)) => format!("pid {pid} ({cmd})"),
-                    None if !text.is_empty() => format!("pid {text}"),
-                    None => "another process".to_string(),
-                }
-            };
-            if !announced && waited >= Duration::from_secs(1) {
-                announce(&format!("waiting for {holder}…"));
-                announced = true;
-            }
-            if let Some(limit) = timeout
-                && waited >= Duration::from_secs(limit)
+            let holder = holder(&mut file);
+            if let Some(limit) = limit
+                && waited >= limit
             {
                 return Err(LockError::Busy {
                     holder,
-                    seconds: limit,
+                    seconds: limit.as_secs(),
                 });
+            }
+            if !announced && waited >= Duration::from_secs(1).min(limit.unwrap_or(Duration::MAX)) {
+                announce(&match limit {
+                    Some(l) => format!("waiting for {holder} (at most {} s)…", l.as_secs()),
+                    None => format!("waiting for {holder}…"),
+                });
+                announced = true;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -120,6 +96,20 @@ impl WriterLock {
         writeln!(file, "{} {command}", std::process::id()).map_err(io)?;
         file.flush().map_err(io)?;
         Ok(WriterLock { file })
+    }
+}
+
+/// Who holds the lock, from its contents (`<pid> <command>`).
+fn holder(file: &mut File) -> String {
+    let mut bytes = Vec::new();
+    let _ = file.rewind();
+    let _ = file.take(512).read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    let text = crate::text::escape(text.trim()).into_owned();
+    match text.split_once(' ') {
+        Some((pid, cmd)) => format!("pid {pid} ({cmd})"),
+        None if !text.is_empty() => format!("pid {text}"),
+        None => "another process".to_string(),
     }
 }
 

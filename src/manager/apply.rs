@@ -382,6 +382,11 @@ pub fn apply(
             tree: p.tree.clone(),
             store_key: p.store_key.clone(),
             path: build::plugin_path(&p.key),
+            requires_env: consent_step::declared(&store.path_of(&p.store_key))
+                .env
+                .into_iter()
+                .map(|(name, ..)| name)
+                .collect(),
         })
         .collect();
     let digest = inputs_digest(cx, &plugins, &selections);

@@ -325,7 +325,7 @@ pub fn install(
         feedback,
     )?;
     let command = format!("install {}", request.spec.display());
-    let _lock = super::begin_writing(&cx.layout, &command, feedback)?;
+    let _lock = super::begin_writing(cx, &command, feedback)?;
     refuse_module_clash(cx, &prepared.plugin.key)?;
     let requires_auth = prepared.requires_auth.clone();
     let (plugin, warnings) = store(cx, prepared)?;
@@ -491,7 +491,7 @@ pub fn update(
         let prepared = prepare(cx, &old.source.spec, None, false, feedback)?;
         fetched.push((key, old, prepared));
     }
-    let _lock = super::begin_writing(&cx.layout, "update", feedback)?;
+    let _lock = super::begin_writing(cx, "update", feedback)?;
     let mut installed = Installed::read(&cx.layout.installed())
         .map_err(|e| ManagerError::Environment(e.to_string()))?;
     let mut changed = false;

@@ -82,6 +82,8 @@ pub struct Context {
     pub fetch: FetchOptions,
     /// Bounds on each wheel installed.
     pub wheel_limits: crate::generation::wheels::WheelLimits,
+    /// How long to wait for another writer (`None`: as long as it takes).
+    pub lock_wait: Option<std::time::Duration>,
 }
 
 impl Context {
@@ -120,14 +122,25 @@ impl From<LockError> for ManagerError {
     }
 }
 
-/// The writer lock plus crash recovery: what every mutating command starts with.
+/// The writer lock (waiting at most `cx.lock_wait`) plus crash recovery: what every mutating
+/// command starts with.
 pub fn begin_writing(
-    layout: &Layout,
+    cx: &Context,
     command: &str,
     feedback: &mut dyn Feedback,
 ) -> Result<WriterLock, ManagerError> {
+    let layout = &cx.layout;
     std::fs::create_dir_all(&layout.pm)?;
-    let lock = WriterLock::acquire(&layout.lock_file(), command, &mut |m| feedback.note(m))?;
+    let mut waiting = false;
+    let lock = WriterLock::acquire(&layout.lock_file(), command, cx.lock_wait, &mut |m| {
+        feedback.note(m);
+        feedback.phase(m);
+        waiting = true;
+    });
+    if waiting {
+        feedback.done();
+    }
+    let lock = lock?;
     match journal::recover(layout)? {
         Recovery::Clean => {}
         Recovery::Completed(op) => feedback.note(&format!(

@@ -233,6 +233,10 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
             tree: pin.tree.clone(),
             store_key: entry.key,
             path: plugin_path(&pin.key),
+            requires_env: loaded
+                .as_ref()
+                .map(|l| l.requires_env())
+                .unwrap_or_default(),
         });
     }
 
@@ -269,6 +273,7 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
             index_url: None,
             extra_index_urls: Vec::new(),
             find_links: vec![wheels.display().to_string()],
+            native_tls: false,
         },
         pins,
         venv: root.join("venv"),

@@ -139,6 +139,18 @@ impl LoadedPackage {
         }
     }
 
+    /// The names in `requires_env` (native manifests; none otherwise).
+    pub fn requires_env(&self) -> Vec<String> {
+        match &self.content {
+            Content::Native(n) => n
+                .manifest
+                .iter()
+                .flat_map(|m| m.requires_env.iter().map(|e| e.name.value.clone()))
+                .collect(),
+            Content::Portable(_) | Content::Pip(_) => Vec::new(),
+        }
+    }
+
     /// The manifest format.
     pub fn format(&self) -> Format {
         match &self.content {

@@ -50,6 +50,10 @@ pub struct IndexConfig {
     pub extra_index_urls: Vec<String>,
     /// Directories or pages of distributions (`--find-links`).
     pub find_links: Vec<String>,
+    /// Trust the operating system's certificate store instead of the bundled Mozilla roots
+    /// (`--native-tls`, `UV_NATIVE_TLS`), as uv does. `SSL_CERT_FILE`/`SSL_CERT_DIR`, when
+    /// set, replace both.
+    pub native_tls: bool,
 }
 
 impl IndexConfig {
@@ -453,6 +457,27 @@ fn query_interpreter(python: &std::path::Path, cache: &Cache) -> Result<Interpre
     Ok(interpreter)
 }
 
+/// Finds the interpreter a request names as uv does: a version (`3.11`, `>=3.10`), a name on
+/// `PATH` (`python3`, `python3.12`), an implementation (`cpython@3.12`), or a path; virtual
+/// environments and uv-managed interpreters count. Returns its executable.
+pub fn find_interpreter(request: &str) -> Result<PathBuf, EngineError> {
+    let not_found = |message: String| EngineError::Interpreter {
+        path: PathBuf::from(request),
+        message,
+    };
+    let cache = Cache::temp().map_err(|e| not_found(e.to_string()))?;
+    let parsed = uv_python::PythonRequest::parse(request);
+    let found = uv_python::PythonInstallation::find_existing(
+        &parsed,
+        uv_python::EnvironmentPreference::Any,
+        uv_python::PythonPreference::Managed,
+        &cache,
+    )
+    .map_err(|e| not_found(strip(&e.to_string())))?;
+    let interpreter = found.into_interpreter();
+    Ok(interpreter.sys_executable().to_path_buf())
+}
+
 /// The index strategy used everywhere (uv's default: the first index that has a package).
 pub const INDEX_STRATEGY: IndexStrategy = IndexStrategy::FirstIndex;
 
@@ -497,7 +522,13 @@ impl Session {
             index.index_url.is_none() && index.extra_index_urls.is_empty() && !flat.is_empty();
         let index_locations = IndexLocations::new(indexes, flat, only_find_links);
 
-        let base = BaseClientBuilder::default()
+        // The network as uv sees it: SSL_CERT_FILE/SSL_CERT_DIR, the system store on request,
+        // proxies from HTTP(S)_PROXY/ALL_PROXY/NO_PROXY (reqwest reads them).
+        let mut base = BaseClientBuilder::default().with_system_certs(index.native_tls);
+        if let Some(certificates) = uv_client::Certificates::from_env() {
+            base = base.custom_certificates(certificates);
+        }
+        let base = base
             .connectivity(Connectivity::Online)
             .keyring(KeyringProviderType::Disabled)
             .auth_integration(AuthIntegration::NoAuthMiddleware)

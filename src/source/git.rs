@@ -91,6 +91,7 @@ impl Timeouts {
             let _ = git2::opts::set_server_connect_timeout_in_milliseconds(ms(t.connect));
             let _ = git2::opts::set_server_timeout_in_milliseconds(ms(t.stall));
         }
+        trust_configured_certificates();
         t
     }
 
@@ -98,6 +99,38 @@ impl Timeouts {
     fn configured() -> Timeouts {
         TIMEOUTS.lock().ok().and_then(|t| *t).unwrap_or_default()
     }
+}
+
+/// Certificate authorities as git and uv take them: `GIT_SSL_CAINFO`, else `SSL_CERT_FILE`, and
+/// `SSL_CERT_DIR` (a TLS-inspecting proxy's CA lives there on such networks).
+fn trust_configured_certificates() {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(file) = set("GIT_SSL_CAINFO").or_else(|| set("SSL_CERT_FILE")) {
+        // SAFETY: a libgit2 global option set between operations; the path is copied.
+        if let Err(e) = unsafe { git2::opts::set_ssl_cert_file(&file) } {
+            tracing::warn!("ignoring the CA file {}: {e}", Path::new(&file).display());
+        }
+    }
+    if let Some(dir) = set("SSL_CERT_DIR") {
+        // SAFETY: as above.
+        if let Err(e) = unsafe { git2::opts::set_ssl_cert_dir(&dir) } {
+            tracing::warn!(
+                "ignoring the CA directory {}: {e}",
+                Path::new(&dir).display()
+            );
+        }
+    }
+}
+
+/// Fetch options for every network operation: progress, the watchdog, and the proxy git would
+/// use (`http.proxy`, then `https_proxy`/`http_proxy`/`all_proxy` and `no_proxy`).
+fn fetch_options<'a>(progress: Progress<'a>, stalled: &'a AtomicBool) -> FetchOptions<'a> {
+    let mut proxy = git2::ProxyOptions::new();
+    proxy.auto();
+    let mut fetch = FetchOptions::new();
+    fetch.remote_callbacks(callbacks(progress, stalled));
+    fetch.proxy_options(proxy);
+    fetch
 }
 
 /// Remote callbacks with progress reporting and the low-speed watchdog; `stalled` is set when
@@ -183,10 +216,8 @@ pub fn clone_at(
     let fetched = rewrite_url(url);
     let url = fetched.as_str();
     let stalled = AtomicBool::new(false);
-    let mut fetch = FetchOptions::new();
-    fetch.remote_callbacks(callbacks(progress, &stalled));
     let repo = RepoBuilder::new()
-        .fetch_options(fetch)
+        .fetch_options(fetch_options(progress, &stalled))
         .bare(false)
         .with_checkout(CheckoutBuilder::new())
         .clone(url, dest)
@@ -306,8 +337,7 @@ fn cached(
     let oid = git2::Oid::from_str(sha).map_err(other)?;
     if repo.find_commit(oid).is_err() {
         let stalled = AtomicBool::new(false);
-        let mut options = FetchOptions::new();
-        options.remote_callbacks(callbacks(progress, &stalled));
+        let mut options = fetch_options(progress, &stalled);
         let mut remote = repo.remote_anonymous(&fetched).map_err(other)?;
         remote
             .fetch(

@@ -125,3 +125,14 @@ pub fn versions(lock: &Value) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// Asserts a finished process succeeded (showing its stderr otherwise); returns its stdout.
+pub fn succeeded(out: std::process::Output) -> Vec<u8> {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}

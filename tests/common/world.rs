@@ -92,6 +92,16 @@ pub fn git_plugin(
     commit(dir, &files, &format!("{name} {version}"))
 }
 
+/// A git repository `<tmp>/<name>-repo` with `files` committed on `main`.
+pub fn repo_with(w: &World, name: &str, files: &[(String, String)]) -> PathBuf {
+    let dir = w.tmp.path().join(format!("{name}-repo"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let repo = git2::Repository::init(&dir).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    commit(&dir, files, "v1");
+    dir
+}
+
 /// One test world: a temp home and the index.
 pub struct World {
     pub tmp: tempfile::TempDir,

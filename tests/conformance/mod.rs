@@ -22,6 +22,8 @@ use serde_json::Value;
 
 use super::common::*;
 
+mod agent;
+
 /// Packages deliberately not run through the real Hermes, and why. Everything else must agree.
 const NOT_LOADED: &[(&str, &str)] = &[
     // Probe fixtures misbehave on import on purpose (hang, os._exit, network).
@@ -42,7 +44,7 @@ const NOT_LOADED: &[(&str, &str)] = &[
 /// Disagreements that are understood and accepted: (key, criterion, why).
 const ACCEPTED: &[(&str, &str, &str)] = &[];
 
-fn hermes_python() -> Option<PathBuf> {
+pub fn hermes_python() -> Option<PathBuf> {
     match std::env::var_os("HERMES_PLUGINS_HERMES_PYTHON") {
         Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
         _ => {

@@ -1,0 +1,156 @@
+//! The agent contract: how an unmodified Hermes Agent runs the current generation
+//! (`hermes-plugins exec`), and the reference reader of the generation format.
+//!
+//! `exec` leases the current generation ([`crate::generation::lease`]), writes the Python
+//! runtime (two stdlib-only files, embedded here) to `pm/runtime/<digest>/`, and starts the
+//! command with that directory on `PYTHONPATH`. Its `sitecustomize` hands the process to
+//! `hermes_plugins_generation.install()`, which waits until Hermes imports its plugin loader
+//! and then makes it discover `generations/<N>/plugins` instead of `<home>/plugins`, enable
+//! exactly the generation's selection for the profile, append the generation's site-packages
+//! to `sys.path`, and honour only the capabilities the generation records as granted. See
+//! docs/integration.md.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::generation::lease::Lease;
+use crate::home::Layout;
+
+/// The reference reader (docs/generations.md), also the `exec` bootstrap.
+pub const READER: &str = include_str!("hermes_plugins_generation.py");
+
+/// The `sitecustomize` that `exec` puts on `PYTHONPATH`.
+pub const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
+
+/// The runtime's files: (name, contents).
+const FILES: [(&str, &str); 2] = [
+    ("hermes_plugins_generation.py", READER),
+    ("sitecustomize.py", SITECUSTOMIZE),
+];
+
+/// Writes the runtime to `pm/runtime/<digest>/` unless it is there already (a directory per
+/// content, written in a temporary directory and renamed, so a running agent's files never
+/// change). Returns the directory.
+pub fn runtime_dir(layout: &Layout) -> std::io::Result<PathBuf> {
+    let mut hash = Sha256::new();
+    for (name, text) in FILES {
+        hash.update(name.as_bytes());
+        hash.update([0]);
+        hash.update(text.as_bytes());
+        hash.update([0]);
+    }
+    let digest: String = hash
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let root = layout.pm.join("runtime");
+    let dir = root.join(&digest);
+    if FILES
+        .iter()
+        .all(|(name, text)| std::fs::read(dir.join(name)).is_ok_and(|b| b == text.as_bytes()))
+    {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(&root)?;
+    let staging = tempfile::Builder::new().prefix(".tmp-").tempdir_in(&root)?;
+    for (name, text) in FILES {
+        crate::files::write_atomically(&staging.path().join(name), text.as_bytes())?;
+    }
+    let staged = staging.keep();
+    match std::fs::rename(&staged, &dir) {
+        Ok(()) => Ok(dir),
+        // Another process wrote the same directory first; or a damaged one is in the way.
+        Err(_) if dir.is_dir() => {
+            let _ = std::fs::remove_dir_all(&staged);
+            for (name, text) in FILES {
+                if std::fs::read(dir.join(name)).ok().as_deref() != Some(text.as_bytes()) {
+                    crate::files::write_atomically(&dir.join(name), text.as_bytes())?;
+                }
+            }
+            Ok(dir)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staged);
+            Err(e)
+        }
+    }
+}
+
+/// The Hermes home a profile runs with: `<home>` for `default`, else
+/// `<home>/profiles/<name>` (what `hermes -p <name>` uses).
+pub fn profile_home(layout: &Layout, profile: &str) -> PathBuf {
+    if profile == "default" {
+        layout.home.clone()
+    } else {
+        layout.profiles().join(profile)
+    }
+}
+
+/// The environment `exec` gives the command: the Hermes home of the profile, the generation
+/// and its lease descriptor, and the runtime first on `PYTHONPATH`.
+pub fn command_env(
+    layout: &Layout,
+    profile: &str,
+    lease: Option<(&Lease, i32)>,
+    runtime: &Path,
+) -> Vec<(&'static str, OsString)> {
+    let agent_home = profile_home(layout, profile);
+    let mut python_path = OsString::from(runtime);
+    if let Some(old) = std::env::var_os("PYTHONPATH").filter(|v| !v.is_empty()) {
+        python_path.push(":");
+        python_path.push(old);
+    }
+    let mut env = vec![
+        ("HERMES_HOME", agent_home.clone().into_os_string()),
+        ("HERMES_PLUGINS_AGENT_HOME", agent_home.into_os_string()),
+        ("HERMES_PLUGINS_PROFILE", OsString::from(profile)),
+        (
+            "HERMES_PLUGINS_ENV_FILE",
+            layout.env_file().into_os_string(),
+        ),
+        ("PYTHONPATH", python_path),
+    ];
+    match lease {
+        Some((lease, fd)) => {
+            env.push((
+                "HERMES_PLUGINS_GENERATION",
+                lease.dir().as_os_str().to_owned(),
+            ));
+            env.push(("HERMES_PLUGINS_LEASE_FD", OsString::from(fd.to_string())));
+        }
+        None => env.push(("HERMES_PLUGINS_GENERATION", OsString::new())),
+    }
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runtime_is_written_once_per_content() {
+        let tmp = tempfile::tempdir().unwrap();
+        let layout = Layout::new(tmp.path());
+        let dir = runtime_dir(&layout).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sitecustomize.py")).unwrap(),
+            SITECUSTOMIZE
+        );
+        assert_eq!(runtime_dir(&layout).unwrap(), dir);
+        // A damaged copy is mended in place.
+        std::fs::write(dir.join("hermes_plugins_generation.py"), "broken").unwrap();
+        assert_eq!(runtime_dir(&layout).unwrap(), dir);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("hermes_plugins_generation.py")).unwrap(),
+            READER
+        );
+        let entries: Vec<_> = std::fs::read_dir(layout.pm.join("runtime"))
+            .unwrap()
+            .collect();
+        assert_eq!(entries.len(), 1, "no staging left behind");
+    }
+}

@@ -1,0 +1,82 @@
+//! `exec -- COMMAND [ARGS…]`: runs an agent on the current generation (see [`crate::agent`]).
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+
+use clap::Args;
+
+use crate::agent;
+use crate::generation::lease::Lease;
+use crate::home::Layout;
+
+use super::manage;
+use super::{CliError, GlobalArgs, Status};
+
+/// Arguments of `exec`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hermes-plugins exec -- hermes chat\n  hermes-plugins --profile work exec -- hermes gateway\n  hermes-plugins exec -- ~/.hermes/venv/bin/python -c 'from hermes_cli.plugins import discover_plugins; discover_plugins()'\n\nThe command replaces this process. It runs with HERMES_HOME set to the profile's home and the generation's Python runtime on PYTHONPATH; an unmodified Hermes then loads exactly the generation's enabled plugins (not <home>/plugins), with their dependencies importable and only the granted capabilities honoured. The generation stays leased (generations gc keeps it) until the command and every process that inherits the lease exits; a later switch is seen only by new processes."
+)]
+pub struct ExecArgs {
+    /// The command and its arguments
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// Runs `exec`: returns only when the command could not be started.
+pub fn run(args: &ExecArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let layout = Layout::new(&manage::home(global));
+    let agent_home = agent::profile_home(&layout, &global.profile);
+    if !agent_home.is_dir() {
+        return Err(CliError::usage(format!(
+            "profile `{}` has no home at {} (create it with `hermes profile create {}`)",
+            global.profile,
+            agent_home.display(),
+            global.profile
+        )));
+    }
+    let lease = Lease::acquire(&layout).map_err(|e| {
+        CliError::environment(format!(
+            "cannot lease the current generation under {}: {e}",
+            layout.pm.display()
+        ))
+    })?;
+    if lease.is_none() && !global.quiet {
+        errln!(
+            "note: no generation is published under {} yet: the agent runs with no managed plugins",
+            layout.pm.display()
+        );
+    }
+    let runtime = agent::runtime_dir(&layout).map_err(|e| {
+        CliError::environment(format!(
+            "cannot write the agent runtime under {}: {e}",
+            layout.pm.join("runtime").display()
+        ))
+    })?;
+    let fd = match &lease {
+        Some(l) => Some((
+            l,
+            l.inheritable_fd()
+                .map_err(|e| CliError::environment(format!("cannot pass the lease on: {e}")))?,
+        )),
+        None => None,
+    };
+    let env = agent::command_env(&layout, &global.profile, fd, &runtime);
+    let (program, rest) = args
+        .command
+        .split_first()
+        .ok_or_else(|| CliError::usage("exec needs a command after `--`"))?;
+    let error = std::process::Command::new(program)
+        .args(rest)
+        .envs(env)
+        .exec();
+    Err(CliError::environment(format!(
+        "cannot run `{}`: {error}",
+        program.to_string_lossy()
+    )))
+}

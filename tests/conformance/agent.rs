@@ -1,0 +1,320 @@
+//! The agent contract end to end: an unmodified Hermes 0.19.0, started through
+//! `hermes-plugins exec`, loads exactly the current generation — its plugins through Hermes's
+//! own `discover_plugins()`, their dependencies from the generation, only granted
+//! capabilities — keeps its generation leased while it runs, never sees a later switch, and a
+//! new process after `rollback` sees the old plugin set.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::Value;
+
+use super::hermes_python;
+use crate::common::succeeded;
+use crate::common::world::*;
+
+/// Run under `exec`: discovers plugins the way Hermes does, prints what the user plugins did
+/// and what each named tool returns; on a line `again` on stdin, rediscovers and prints again.
+const AGENT: &str = r#"
+import json, sys
+from hermes_cli.plugins import discover_plugins, get_plugin_manager
+from tools.registry import registry
+
+def snapshot():
+    plugins = {
+        key: {"enabled": p.enabled, "error": p.error, "tools": sorted(p.tools_registered)}
+        for key, p in get_plugin_manager()._plugins.items()
+        if p.manifest.source == "user"
+    }
+    out = {"plugins": plugins, "tools": {}}
+    for name in sys.argv[1:]:
+        try:
+            out["tools"][name] = registry.dispatch(name, {})
+        except Exception as error:
+            out["tools"][name] = "error: %s" % error
+    return out
+
+discover_plugins()
+print(json.dumps(snapshot()), flush=True)
+if sys.stdin.readline().strip() == "again":
+    discover_plugins(force=True)
+    print(json.dumps(snapshot()), flush=True)
+"#;
+
+fn sky_files() -> Vec<(String, String)> {
+    vec![
+        (
+            "plugin.yaml".into(),
+            "name: sky\nversion: 1.0.0\ndescription: A tool backed by its dependency\nmanifest_version: 2\nprovides_tools:\n  - sky_tool\npython_dependencies:\n  - \"weatherlib>=1,<2\"\n".into(),
+        ),
+        (
+            "__init__.py".into(),
+            "def _tool(args, **kwargs):\n    import weatherlib\n    return \"weatherlib \" + weatherlib.__version__\n\ndef register(ctx):\n    ctx.register_tool(name=\"sky_tool\", toolset=\"sky\", schema={\"name\": \"sky_tool\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}, handler=_tool)\n".into(),
+        ),
+    ]
+}
+
+fn shadow_files() -> Vec<(String, String)> {
+    vec![
+        (
+            "plugin.yaml".into(),
+            "name: shadow\nversion: 1.0.0\ndescription: Replaces a built-in tool\nmanifest_version: 2\nprovides_tools:\n  - read_file\ncapabilities:\n  - tools.override\n".into(),
+        ),
+        (
+            "__init__.py".into(),
+            "def _tool(args, **kwargs):\n    return \"shadowed\"\n\ndef register(ctx):\n    ctx.register_tool(name=\"read_file\", toolset=\"shadow\", schema={\"name\": \"read_file\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}, handler=_tool, override=True)\n".into(),
+        ),
+    ]
+}
+
+/// Starts the agent under `exec` and reads its first snapshot.
+fn start(w: &World, python: &Path, script: &Path) -> (std::process::Child, Value) {
+    let mut child = w
+        .std_cmd(&[
+            "exec",
+            "--",
+            python.to_str().unwrap(),
+            script.to_str().unwrap(),
+            "sky_tool",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = read_snapshot(&mut child);
+    (child, first)
+}
+
+fn read_snapshot(child: &mut std::process::Child) -> Value {
+    let mut line = String::new();
+    let stdout = child.stdout.as_mut().unwrap();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap_or_else(|e| {
+        let mut err = String::new();
+        if let Some(mut s) = child.stderr.take() {
+            std::io::Read::read_to_string(&mut s, &mut err).unwrap();
+        }
+        panic!("agent printed {line:?} ({e}); stderr:\n{err}")
+    })
+}
+
+/// One agent run to completion.
+fn snapshot(w: &World, python: &Path, script: &Path) -> Value {
+    let (mut child, mut first) = start(w, python, script);
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    first["stderr"] = String::from_utf8_lossy(&out.stderr).into();
+    first
+}
+
+fn enabled(snapshot: &Value) -> Vec<String> {
+    snapshot["plugins"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, p)| p["enabled"] == true)
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+#[test]
+fn an_unmodified_hermes_runs_exactly_the_leased_generation() {
+    let Some(python) = hermes_python() else {
+        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the agent contract test");
+        return;
+    };
+    let w = World::new();
+    // Not `agent.py`: the script's directory comes first on sys.path, and Hermes has an `agent` package.
+    let script = w.tmp.path().join("run_hermes.py");
+    std::fs::write(&script, AGENT).unwrap();
+    let sky = repo_with(&w, "sky", &sky_files());
+    let shadow = repo_with(&w, "shadow", &shadow_files());
+    w.ok(&["install", &file_url(&sky), "--enable", "--yes-deps"]);
+    w.ok(&["install", &file_url(&shadow), "--enable", "--yes-deps"]);
+    let a = w.current().unwrap();
+
+    // Hermes discovers the generation's plugins; the tool imports its dependency from it; the
+    // override nobody granted is refused by the gate, even though Hermes itself loads the code.
+    let first = snapshot(&w, &python, &script);
+    assert_eq!(first["tools"]["sky_tool"], "weatherlib 1.0.0", "{first:#}");
+    assert_eq!(enabled(&first), ["sky"], "{first:#}");
+    let refusal = first["plugins"]["shadow"]["error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(refusal.contains("not granted tools.override"), "{first:#}");
+    assert!(
+        !std::fs::exists(w.home.join("plugins")).unwrap(),
+        "nothing is linked under <home>/plugins"
+    );
+
+    // A running agent keeps generation A: gc leaves it, later switches are not seen.
+    let (mut agent, before) = start(&w, &python, &script);
+    assert_eq!(enabled(&before), ["sky"]);
+    w.ok(&["disable", "shadow"]);
+    w.ok(&["disable", "sky"]);
+    let gc = w.json(&["generations", "gc"]);
+    assert!(
+        gc["kept"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k[0] == a && k[1] == "in use by a running agent"),
+        "{gc:#}"
+    );
+    assert_eq!(
+        enabled(&snapshot(&w, &python, &script)),
+        Vec::<String>::new(),
+        "a new process sees the new generation"
+    );
+    writeln!(agent.stdin.as_mut().unwrap(), "again").unwrap();
+    let after = read_snapshot(&mut agent);
+    assert_eq!(enabled(&after), ["sky"], "{after:#}");
+    assert!(after["plugins"].get("shadow").is_some(), "{after:#}");
+    drop(agent.stdin.take());
+    assert!(agent.wait().unwrap().success());
+    let gc = w.json(&["generations", "gc"]);
+    assert_eq!(gc["removed_generations"], serde_json::json!([a]), "{gc:#}");
+
+    // Rollback: a new process sees the previous plugin set again.
+    w.ok(&["generations", "rollback"]);
+    let rolled = snapshot(&w, &python, &script);
+    assert_eq!(enabled(&rolled), ["sky"], "{rolled:#}");
+    assert_eq!(
+        rolled["tools"]["sky_tool"], "weatherlib 1.0.0",
+        "{rolled:#}"
+    );
+
+    // Granted, the override loads.
+    w.ok(&["enable", "shadow", "--grant", "tools.override"]);
+    let granted = snapshot(&w, &python, &script);
+    assert_eq!(enabled(&granted), ["shadow", "sky"], "{granted:#}");
+    assert_eq!(
+        granted["plugins"]["shadow"]["tools"],
+        serde_json::json!(["read_file"])
+    );
+}
+
+/// Run with the reference reader alone on `sys.path` (no Hermes): prints what it reads, and
+/// checks the pieces `exec` relies on against stand-ins.
+const READER_CHECK: &str = r##"
+import dataclasses, json, os, sys, types
+import hermes_plugins_generation as g
+
+home = sys.argv[1]
+directory, lease = g.acquire(home)
+plan = g.read_plan(directory, "default")
+env_file = os.path.join(home, ".env")
+out = {
+    "generation": plan.number,
+    "path": directory,
+    "enabled": plan.enabled,
+    "grants": {k: sorted(v) for k, v in plan.grants.items()},
+    "site_packages": plan.site_packages,
+    "missing_env": {k: plan.missing_env(k, {}, env_file) for k in plan.enabled},
+}
+
+# The LLM gate: only granted overrides survive, whatever config.yaml says.
+@dataclasses.dataclass(frozen=True)
+class _TrustPolicy:
+    plugin_id: str
+    allow_provider_override: bool = False
+    allow_model_override: bool = False
+
+llm = types.ModuleType("agent.plugin_llm")
+llm._resolve_trust_policy = lambda pid: _TrustPolicy(pid, True, True)
+g._patch_llm(llm, plan)
+policy = llm._resolve_trust_policy("keyed")
+out["llm"] = [policy.allow_provider_override, policy.allow_model_override]
+out["llm_unmanaged"] = dataclasses.astuple(llm._resolve_trust_policy("elsewhere"))[1:]
+
+try:
+    plan.check_python((2, 7))
+    out["python_check"] = "accepted"
+except g.GenerationError as error:
+    out["python_check"] = str(error)
+plan.check_python()
+
+with open(os.path.join(home, "dotenv-sample"), "w") as f:
+    f.write("# comment\nexport A_ONE=1\n B_TWO = 2\n#C_THREE=3\nNOT A LINE\n")
+out["dotenv"] = sorted(g.env_file_names(os.path.join(home, "dotenv-sample")))
+
+before = list(sys.meta_path)
+g.install({})
+out["install_without_exec"] = sys.meta_path == before
+print(json.dumps(out))
+"##;
+
+#[test]
+fn the_reference_reader_reads_what_env_prints() {
+    let w = World::new();
+    let files = vec![
+        (
+            "plugin.yaml".to_string(),
+            "name: keyed\nversion: 1.0.0\ndescription: Needs a token\nmanifest_version: 2\nprovides_tools:\n  - keyed_tool\nrequires_env:\n  - KEYED_TOKEN\ncapabilities:\n  - llm.model_override\n  - llm.provider_override\npython_dependencies:\n  - \"colorlib>=1,<2\"\n".to_string(),
+        ),
+        (
+            "__init__.py".to_string(),
+            "def register(ctx):\n    ctx.register_tool(name=\"keyed_tool\", toolset=\"keyed\", schema={}, handler=lambda args, **kw: \"k\")\n".to_string(),
+        ),
+    ];
+    let dir = repo_with(&w, "keyed", &files);
+    w.ok(&[
+        "install",
+        &file_url(&dir),
+        "--enable",
+        "--yes-deps",
+        "--grant",
+        "llm.model_override",
+    ]);
+    let reader_dir = w.tmp.path().join("reader");
+    std::fs::create_dir_all(&reader_dir).unwrap();
+    std::fs::write(
+        reader_dir.join("hermes_plugins_generation.py"),
+        include_str!("../../src/agent/hermes_plugins_generation.py"),
+    )
+    .unwrap();
+    let read = |home: &Path| -> Value {
+        let out = std::process::Command::new("python3")
+            .args(["-c", READER_CHECK, home.to_str().unwrap()])
+            .env("PYTHONPATH", &reader_dir)
+            .env_remove("KEYED_TOKEN")
+            .output()
+            .unwrap();
+        serde_json::from_slice(&succeeded(out)).unwrap()
+    };
+    let reader = read(&w.home);
+    let env = w.json(&["env"]);
+    assert_eq!(reader["generation"], env["generation"]);
+    assert_eq!(reader["path"], env["path"]);
+    assert_eq!(reader["enabled"], serde_json::json!(["keyed"]));
+    assert_eq!(
+        reader["grants"]["keyed"],
+        env["plugins"][0]["granted_capabilities"]
+    );
+    assert_eq!(reader["site_packages"], env["sys_path"][0]);
+    assert_eq!(
+        reader["missing_env"]["keyed"],
+        env["plugins"][0]["missing_env"]
+    );
+    assert_eq!(
+        reader["llm"],
+        serde_json::json!([false, true]),
+        "{reader:#}"
+    );
+    assert_eq!(reader["llm_unmanaged"], serde_json::json!([true, true]));
+    assert!(
+        reader["python_check"]
+            .as_str()
+            .unwrap()
+            .contains("was built for Python 3."),
+        "{reader:#}"
+    );
+    assert_eq!(reader["dotenv"], serde_json::json!(["A_ONE", "B_TWO"]));
+    assert_eq!(reader["install_without_exec"], true);
+    // Set in .env, the variable is no longer missing.
+    std::fs::write(w.home.join(".env"), "KEYED_TOKEN=x\n").unwrap();
+    assert_eq!(read(&w.home)["missing_env"]["keyed"], serde_json::json!([]));
+}
