@@ -6,6 +6,7 @@ pub mod check;
 pub mod cli;
 pub mod consent;
 pub mod diag;
+pub mod exit;
 pub mod files;
 pub mod generation;
 pub mod hermes_core;

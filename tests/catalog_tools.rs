@@ -6,6 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::follows_its_schema;
 use common::world::*;
 use serde_json::Value;
 
@@ -164,6 +165,7 @@ fn review_of_a_changed_entry() {
     let (code, out, _) = c.run(&["--json", "catalog", "review", new.to_str().unwrap()]);
     assert_eq!(code, Some(1));
     let review: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(follows_its_schema(&review, None), "review.schema.json");
     let checks: Vec<&str> = review["entry_findings"]
         .as_array()
         .unwrap()
@@ -186,6 +188,20 @@ fn review_of_a_changed_entry() {
         err.contains("0000000000000000000000000000000000000000"),
         "{err}"
     );
+    // An unreachable repository is the network's fault: exit 3, code `network`.
+    std::fs::write(
+        &new,
+        format!(
+            "name: weather\nrepo: https://127.0.0.1:9/acme/weather\nsha: \"{}\"\ndescription: The weather plugin\nmaintainer: acme\ntier: community\n",
+            "1".repeat(40)
+        ),
+    )
+    .unwrap();
+    let (code, out, _) = c.run(&["--json", "catalog", "review", new.to_str().unwrap()]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(code, Some(3), "{doc:#}");
+    assert_eq!(follows_its_schema(&doc, Some(3)), "error.schema.json");
+    assert_eq!(doc["error"]["code"], "network");
 }
 
 #[test]
@@ -224,6 +240,7 @@ fn resolve_all_names_both_sides_of_a_conflict() {
 
     let (_, out, _) = c.run(&["--json", "catalog", "resolve-all", dir]);
     let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(follows_its_schema(&report, None), "resolve-all.schema.json");
     assert_eq!(
         report["conflicts"],
         serde_json::json!([["charlie", "bravo"]])
@@ -253,6 +270,7 @@ fn search_and_the_kill_list() {
     let (code, out, _) = c.run(&["--json", "search", "weather"]);
     assert_eq!(code, Some(0));
     let hits: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(follows_its_schema(&hits, None), "search.schema.json");
     assert_eq!(hits["results"][0]["name"], "forecast");
     assert_eq!(hits["results"].as_array().unwrap().len(), 1);
     let (_, out, _) = c.run(&["search", "forecast_tool"]);

@@ -157,7 +157,21 @@ fn lock_expr_and_offline_build() {
         "--yes-deps",
     ]);
     let lock_path = w.tmp.path().join("hermes-plugins.lock.json");
-    run(&["nix", "lock", "--out", lock_path.to_str().unwrap()]);
+    let written: Value = serde_json::from_str(&run(&[
+        "--json",
+        "nix",
+        "lock",
+        "--out",
+        lock_path.to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert_eq!(
+        common::follows_its_schema(&written, None),
+        "nix.schema.json"
+    );
+    assert_eq!(written["plugins"], 1);
+    let printed: Value = serde_json::from_str(&run(&["--json", "nix", "lock"])).unwrap();
+    common::follows_its_schema(&printed, None);
     let lock: Value = serde_json::from_str(&std::fs::read_to_string(&lock_path).unwrap()).unwrap();
     let pin = &lock["plugins"][0];
     assert_eq!(pin["fetcher"], "github");
@@ -198,6 +212,17 @@ fn lock_expr_and_offline_build() {
     assert!(inline.contains("pkgs.fetchFromGitHub"), "{inline}");
     assert!(inline.contains(&format!("rev = \"{rev}\"")), "{inline}");
     let generic = run(&["nix", "expr", "--from-json", "hermes-plugins.lock.json"]);
+    let wrapped: Value = serde_json::from_str(&run(&[
+        "--json",
+        "nix",
+        "expr",
+        "--lock",
+        lock_path.to_str().unwrap(),
+    ]))
+    .unwrap();
+    common::follows_its_schema(&wrapped, None);
+    assert_eq!(wrapped["expression"], inline);
+    assert_eq!(printed["lock"]["plugins"], lock["plugins"]);
     if let Some(parse) = nix_tool("nix-instantiate") {
         for (name, text) in [("inline.nix", &inline), ("generic.nix", &generic)] {
             let file = w.tmp.path().join(name);
@@ -243,6 +268,7 @@ fn lock_expr_and_offline_build() {
             &format!("weather={}", fetched.display()),
         ]);
         let doc: Value = serde_json::from_str(&printed).unwrap();
+        common::follows_its_schema(&doc, None);
         hashes.push(doc["hash"].as_str().unwrap().to_string());
         // Nothing inside names the build's own paths.
         let tmp_str = w.tmp.path().display().to_string();

@@ -115,7 +115,7 @@ fn a_too_new_core_package_is_held_back_with_dates() {
         &["--core", &s(&core), "--plugin", &s(&newer)],
     );
     assert_eq!(r.code, 1, "{:#} {}", r.json, r.stderr);
-    let sentences: Vec<&str> = r.json["conflict"]["sentences"]
+    let sentences: Vec<&str> = r.json["error"]["details"]["conflict"]["sentences"]
         .as_array()
         .unwrap()
         .iter()
@@ -126,7 +126,7 @@ fn a_too_new_core_package_is_held_back_with_dates() {
             && s.contains("httpx 0.29.0 was uploaded 2026-11-25; the core quarantine admits it from 2026-12-09")),
         "{sentences:#?}"
     );
-    let httpx = r.json["conflict"]["packages"]
+    let httpx = r.json["error"]["details"]["conflict"]["packages"]
         .as_array()
         .unwrap()
         .iter()
@@ -135,7 +135,7 @@ fn a_too_new_core_package_is_held_back_with_dates() {
     assert_eq!(httpx["held_back"][0]["version"], "0.29.0");
     assert_eq!(httpx["held_back"][0]["eligible_from"], "2026-12-09");
     assert_eq!(
-        r.json["conflict"]["plugins"],
+        r.json["error"]["details"]["conflict"]["plugins"],
         serde_json::json!(["newhttp"])
     );
 }
@@ -232,7 +232,7 @@ fn two_plugins_in_conflict_are_both_named() {
         &["--plugin", &s(&a), "--plugin", &s(&b)],
     );
     assert_eq!(r.code, 1, "{:#}", r.json);
-    let sentences = r.json["conflict"]["sentences"].to_string();
+    let sentences = r.json["error"]["details"]["conflict"]["sentences"].to_string();
     assert!(
         sentences.contains(
             "plugin `painter` requires `colorlib<2`, but plugin `printer` requires `colorlib>=2,<3`"
@@ -240,7 +240,7 @@ fn two_plugins_in_conflict_are_both_named() {
         "{sentences}"
     );
     assert_eq!(
-        r.json["conflict"]["plugins"],
+        r.json["error"]["details"]["conflict"]["plugins"],
         serde_json::json!(["painter", "printer"])
     );
 }
@@ -261,7 +261,7 @@ fn a_plugin_against_core_names_core() {
         &["--core", &s(&core), "--plugin", &s(&weather)],
     );
     assert_eq!(r.code, 1, "{:#}", r.json);
-    let sentences = r.json["conflict"]["sentences"].to_string();
+    let sentences = r.json["error"]["details"]["conflict"]["sentences"].to_string();
     assert!(
         sentences.contains(
             "plugin `weather` requires `httpx>=0.29,<1`, but Hermes core pins `httpx==0.28.1`"

@@ -231,3 +231,243 @@ fn github_annotations_are_one_line_each() {
     ), "{}", lines[0]);
     assert!(lines[2].starts_with("hermes-plugins validate: 1 package(s)"));
 }
+
+/// Runs `hermes-plugins --json ARGS` in `w`, expecting `exit`; stdout must be exactly one
+/// JSON document naming its schema and following it, and a failure must carry `code`.
+fn contract(w: &common::world::World, args: &[&str], exit: i32, code: Option<&str>) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = w.cmd(&all).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: stdout is not one JSON document ({e}):\n{stdout}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(out.status.code(), Some(exit), "{args:?}: {doc:#}");
+    let file = follows_its_schema(&doc, Some(exit));
+    match code {
+        Some(code) => {
+            assert_eq!(file, "error.schema.json", "{args:?}");
+            assert_eq!(doc["error"]["code"], code, "{args:?}: {doc:#}");
+        }
+        None => assert_ne!(file, "error.schema.json", "{args:?}: {doc:#}"),
+    }
+    doc
+}
+
+#[test]
+fn every_command_prints_json_that_follows_its_schema() {
+    use common::world::*;
+    let w = World::new();
+    let repo = w.tmp.path().join("weather-repo");
+    git_plugin(&repo, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    let news = w.tmp.path().join("news-repo");
+    git_plugin(&news, None, "news", "1.0.0", &["newslib>=1,<2"]);
+    let clash = w.tmp.path().join("clash-repo");
+    git_plugin(&clash, None, "clash", "1.0.0", &["weatherlib==2.0.0"]);
+    let broken = w.tmp.path().join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("plugin.yaml"), "name: broken\n").unwrap();
+    let (url, news_url) = (file_url(&repo), file_url(&news));
+
+    // Validation and resolution.
+    contract(
+        &w,
+        &["validate", fixture("plugins").to_str().unwrap()],
+        0,
+        None,
+    );
+    contract(
+        &w,
+        &[
+            "validate",
+            fixture("bad-native/manifest-empty").to_str().unwrap(),
+        ],
+        1,
+        None,
+    );
+    let dir = w.tmp.path().join("plain");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("plugin.yaml"),
+        "name: plain\nversion: 1.0.0\ndescription: d\npython_dependencies: [\"weatherlib==2.0.0\"]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
+    let other = w.tmp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(
+        other.join("plugin.yaml"),
+        "name: other\nversion: 1.0.0\ndescription: d\npython_dependencies: [\"weatherlib==1.0.0\"]\n",
+    )
+    .unwrap();
+    std::fs::write(other.join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
+    contract(&w, &["resolve", "--plugin", dir.to_str().unwrap()], 0, None);
+    let conflict = contract(
+        &w,
+        &[
+            "resolve",
+            "--plugin",
+            dir.to_str().unwrap(),
+            "--plugin",
+            other.to_str().unwrap(),
+        ],
+        1,
+        Some("conflict"),
+    );
+    assert!(conflict["error"]["details"]["conflict"]["plugins"].is_array());
+    contract(
+        &w,
+        &[
+            "resolve",
+            "--plugin",
+            dir.to_str().unwrap(),
+            "--python",
+            "3.99",
+        ],
+        3,
+        Some("interpreter"),
+    );
+
+    // Before anything is published.
+    contract(&w, &["env"], 1, Some("no-generation"));
+    contract(&w, &["verify"], 1, Some("no-generation"));
+    contract(&w, &["list"], 0, None);
+    contract(&w, &["generations", "list"], 0, None);
+
+    // Changes.
+    contract(&w, &["install", &url, "--enable", "--yes-deps"], 0, None);
+    contract(
+        &w,
+        &["install", broken.to_str().unwrap()],
+        1,
+        Some("invalid"),
+    );
+    contract(
+        &w,
+        &["install", &news_url, "--enable"],
+        1,
+        Some("consent-required"),
+    );
+    contract(&w, &["install", &news_url], 0, None);
+    contract(&w, &["enable", "news"], 1, Some("consent-required"));
+    contract(&w, &["enable", "news", "--yes-deps"], 0, None);
+    contract(
+        &w,
+        &["install", &file_url(&clash), "--enable", "--yes-deps"],
+        1,
+        Some("conflict"),
+    );
+    contract(&w, &["disable", "news"], 0, None);
+    contract(&w, &["enable", "nothing-here"], 2, Some("not-found"));
+    contract(&w, &["sync"], 0, None);
+    contract(&w, &["update", "--all", "--yes"], 0, None);
+    contract(&w, &["update", "weather", "--dry-run"], 0, None);
+    contract(&w, &["capabilities", "weather"], 0, None);
+    contract(
+        &w,
+        &["capabilities", "weather", "--grant", "tools.override"],
+        0,
+        None,
+    );
+    contract(
+        &w,
+        &["capabilities", "weather", "--grant", "no.such"],
+        2,
+        Some("usage"),
+    );
+
+    // Views.
+    contract(&w, &["list"], 0, None);
+    contract(&w, &["show", "weather"], 0, None);
+    contract(&w, &["show", "nope"], 2, Some("not-found"));
+    contract(&w, &["env"], 0, None);
+    contract(&w, &["verify"], 0, None);
+    contract(&w, &["generations", "list"], 0, None);
+    contract(
+        &w,
+        &["generations", "rollback", "999"],
+        2,
+        Some("not-found"),
+    );
+    contract(&w, &["generations", "rollback"], 0, None);
+    contract(&w, &["generations", "gc"], 0, None);
+    contract(&w, &["remove", "news"], 0, None);
+    contract(&w, &["nix", "hash", repo.to_str().unwrap()], 0, None);
+    contract(
+        &w,
+        &[
+            "catalog",
+            "check",
+            fixture("catalog/good").to_str().unwrap(),
+        ],
+        0,
+        None,
+    );
+    contract(
+        &w,
+        &[
+            "catalog",
+            "check",
+            fixture("catalog/defects").to_str().unwrap(),
+        ],
+        1,
+        None,
+    );
+
+    // Usage errors, the lock, exec.
+    contract(&w, &["--bogus"], 2, Some("usage"));
+    contract(&w, &["install"], 2, Some("usage"));
+    contract(&w, &["--profile", "../x", "list"], 2, Some("usage"));
+    contract(
+        &w,
+        &["exec", "--", "/nonexistent/agent"],
+        3,
+        Some("environment"),
+    );
+    let lock = w.pm().join("lock");
+    let mut holder = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl,sys,time\nf=open(sys.argv[1],'a+')\nfcntl.flock(f,fcntl.LOCK_EX)\nprint('held',flush=True)\ntime.sleep(30)",
+            lock.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    contract(
+        &w,
+        &["--lock-timeout", "0", "disable", "weather"],
+        3,
+        Some("lock-busy"),
+    );
+    let _ = holder.kill();
+    let _ = holder.wait();
+}
+
+#[test]
+fn error_codes_are_the_same_in_code_schema_and_docs() {
+    use hermes_plugins::exit::Code;
+    let schema = read_json(&schema("error.schema.json"));
+    let listed: Vec<String> = schema["properties"]["error"]["properties"]["code"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    let ours: Vec<String> = Code::ALL.iter().map(|c| c.as_str().to_string()).collect();
+    assert_eq!(listed, ours);
+    let docs = std::fs::read_to_string(repo().join("docs/report-format.md")).unwrap();
+    for code in Code::ALL {
+        let row = format!("| `{}` | {} |", code.as_str(), code.status().code());
+        assert!(docs.contains(&row), "docs/report-format.md lacks {row}");
+    }
+}

@@ -130,7 +130,7 @@ fn ours(
     });
     match out.status.code() {
         Some(0) => Ok(versions(&json["lock"]).into_iter().collect()),
-        Some(1) => Err(json["conflict"]["sentences"].to_string()),
+        Some(1) => Err(json["error"]["details"]["conflict"]["sentences"].to_string()),
         other => panic!("resolve exited {other:?}: {json:#}"),
     }
 }

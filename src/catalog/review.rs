@@ -77,7 +77,10 @@ pub enum ReviewError {
     /// The entry file is unusable.
     #[error("{0}")]
     Entry(String),
-    /// The repository or sha is unreachable.
+    /// The repository cannot be reached (exit 3).
+    #[error("{0}")]
+    Network(String),
+    /// The sha, the subdirectory or the package there cannot be used (exit 1).
     #[error("{0}")]
     Fetch(String),
 }
@@ -114,8 +117,13 @@ fn load_entry(path: &Path) -> Result<(Entry, Vec<CatalogFinding>), ReviewError> 
 }
 
 fn fetch(entry: &Entry, dest: &Path) -> Result<PathBuf, ReviewError> {
-    git::clone_at(&entry.repo, Some(&entry.sha), dest, &mut |_, _| {})
-        .map_err(|e| ReviewError::Fetch(format!("{}: {e}", entry.file.display())))?;
+    git::clone_at(&entry.repo, Some(&entry.sha), dest, &mut |_, _| {}).map_err(|e| {
+        let message = format!("{}: {e}", entry.file.display());
+        match e {
+            git::GitError::Clone { .. } => ReviewError::Network(message),
+            _ => ReviewError::Fetch(message),
+        }
+    })?;
     source::contained_subdir(dest, entry.subdir.as_deref())
         .map_err(|e| ReviewError::Fetch(format!("{}: {e}", entry.file.display())))
 }

@@ -120,7 +120,7 @@ fn render(
                 show_info: global.verbose > 0,
             },
         ),
-        OutputFormat::Json => report::to_json(report) + "\n",
+        OutputFormat::Json => super::json::text(super::json::Schema::ValidateReport, report),
         OutputFormat::Github => report::github::render(report),
         OutputFormat::Sarif => report::sarif::render(report, rules) + "\n",
     }
@@ -167,8 +167,9 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
             let r =
                 review::review(entry, base.as_deref(), scratch.path()).map_err(|e| match e {
-                    review::ReviewError::Entry(m) => CliError::failed(m),
-                    review::ReviewError::Fetch(m) => CliError::failed(m),
+                    review::ReviewError::Entry(m) => CliError::coded(super::Code::Invalid, m),
+                    review::ReviewError::Network(m) => CliError::coded(super::Code::Network, m),
+                    review::ReviewError::Fetch(m) => CliError::coded(super::Code::Invalid, m),
                 })?;
             let format = if global.json {
                 ReviewFormat::Json
@@ -178,7 +179,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             let text = match format {
                 ReviewFormat::Human => review::human(&r),
                 ReviewFormat::Markdown => review::markdown(&r),
-                ReviewFormat::Json => serde_json::to_string_pretty(&r).unwrap_or_default() + "\n",
+                ReviewFormat::Json => super::json::text(super::json::Schema::Review, &r),
                 ReviewFormat::Github => report::github::render(&review::to_report(&r)),
                 ReviewFormat::Sarif => {
                     report::sarif::render(&review::to_report(&r), &review::rules()) + "\n"
@@ -246,8 +247,10 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 },
             )
             .map_err(|f| match f {
-                Failure::Environment(m) => CliError::environment(m),
-                Failure::Conflict(c) => CliError::environment(c.sentences.join("; ")),
+                Failure::Environment(code, m) => CliError::coded(code, m),
+                Failure::Conflict(c) => {
+                    CliError::coded(super::Code::Conflict, c.sentences.join("; "))
+                }
             })?;
             let format = if global.json {
                 ResolveAllFormat::Json
@@ -257,7 +260,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             let text = match format {
                 ResolveAllFormat::Human => resolve_all::human(&result),
                 ResolveAllFormat::Json => {
-                    serde_json::to_string_pretty(&result).unwrap_or_default() + "\n"
+                    super::json::text(super::json::Schema::ResolveAll, &result)
                 }
                 ResolveAllFormat::Github => resolve_all::github(&result),
             };
@@ -284,7 +287,10 @@ pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError
         .collect();
     let hits = catalog::search::search(&entries, &args.query);
     if global.json {
-        manage::print_json(&serde_json::json!({ "query": args.query, "results": hits }));
+        manage::print_json(
+            super::json::Schema::Search,
+            &serde_json::json!({ "query": args.query, "results": hits }),
+        );
     } else if hits.is_empty() {
         outln!("No catalog entry matches `{}`", args.query);
     } else {

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use crate::manager::{self, query};
 
+use super::json::Schema;
 use super::manage::{self, StderrFeedback};
 use super::{CliError, GlobalArgs, Status};
 
@@ -48,7 +49,7 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
         GenerationsAction::List => {
             let rows = query::generations(&cx);
             if global.json {
-                manage::print_json(&json!({ "generations": rows }));
+                manage::print_json(Schema::Generations, &json!({ "generations": rows }));
             } else if rows.is_empty() {
                 outln!("No generations under {}", cx.layout.generations().display());
             } else {
@@ -76,7 +77,10 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
             let (from, to) =
                 query::rollback(&cx, *number).map_err(|e| manage::failure(e, global))?;
             if global.json {
-                manage::print_json(&json!({ "from": from, "to": to }));
+                manage::print_json(
+                    Schema::Operation,
+                    &json!({ "operation": "rollback", "from": from, "to": to }),
+                );
             } else {
                 outln!("Rolled back from generation {from} to {to}");
             }
@@ -88,7 +92,9 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
             let report = query::collect_garbage(&cx, *keep, *older_than)
                 .map_err(|e| manage::failure(e, global))?;
             if global.json {
-                manage::print_json(&json!(report));
+                let mut doc = json!(report);
+                doc["operation"] = json!("gc");
+                manage::print_json(Schema::Operation, &doc);
             } else {
                 outln!(
                     "Removed {} generation(s) and {} store tree(s)",

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use crate::manager::query;
 
+use super::json::Schema;
 use super::manage;
 use super::{CliError, GlobalArgs, Status};
 
@@ -35,7 +36,7 @@ pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::read_context(global);
     let rows = query::list(&cx, args.all_profiles).map_err(|e| manage::failure(e, global))?;
     if global.json {
-        manage::print_json(&json!({ "plugins": rows }));
+        manage::print_json(Schema::List, &json!({ "plugins": rows }));
         return Ok(Status::Ok);
     }
     if rows.is_empty() {
@@ -82,7 +83,7 @@ pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         doc["audit"] = json!(entries);
     }
     if global.json {
-        manage::print_json(&doc);
+        manage::print_json(Schema::Show, &doc);
     } else {
         println!(
             "{}",
@@ -99,7 +100,7 @@ pub fn env(global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::read_context(global);
     let doc = query::env(&cx).map_err(|e| manage::failure(e, global))?;
     if global.json {
-        manage::print_json(&doc);
+        manage::print_json(Schema::Env, &doc);
         return Ok(Status::Ok);
     }
     outln!(
@@ -131,6 +132,7 @@ pub fn verify(global: &GlobalArgs) -> Result<Status, CliError> {
     let (number, problems) = query::verify(&cx).map_err(|e| manage::failure(e, global))?;
     if global.json {
         manage::print_json(
+            Schema::Verify,
             &json!({ "generation": number, "ok": problems.is_empty(), "problems": problems }),
         );
     } else if problems.is_empty() {

@@ -81,12 +81,16 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     }
     .map_err(|e| manage::failure(e, global))?;
     if global.json {
-        manage::print_json(&json!({
-            "installed": outcome.plugin,
-            "enabled": outcome.enabled,
-            "warnings": outcome.warnings,
-            "generation": outcome.applied,
-        }));
+        manage::print_json(
+            super::json::Schema::Operation,
+            &json!({
+                "operation": "install",
+                "installed": outcome.plugin,
+                "enabled": outcome.enabled,
+                "warnings": outcome.warnings,
+                "generation": outcome.applied,
+            }),
+        );
     } else {
         for w in &outcome.warnings {
             errln!("warning: {w}");

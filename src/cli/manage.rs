@@ -133,7 +133,7 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
                 ))
             })?;
             crate::resolve::engine::find_interpreter(text).map_err(|e| {
-                CliError::environment(format!(
+                CliError::coded(super::Code::Interpreter, format!(
                     "{e} (pass a path, a name on PATH such as python3, or a version such as 3.11)"
                 ))
             })
@@ -145,7 +145,8 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
                     .find(|c| c.is_file())
             })
             .ok_or_else(|| {
-                CliError::environment(
+                CliError::coded(
+                    super::Code::Interpreter,
                     "no Python interpreter found: pass --python or set HERMES_PLUGINS_PYTHON",
                 )
             }),
@@ -395,15 +396,18 @@ pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
         ManagerError::Refused(m) => CliError::failed(m),
         ManagerError::Conflict(c) => {
             if !global.json {
-                print_conflict(&c, false, &[]);
+                print_conflict(&c);
             }
-            let mut err = CliError::failed(format!(
-                "{}; nothing was changed",
-                c.sentences
-                    .first()
-                    .cloned()
-                    .unwrap_or_else(|| "no solution".into())
-            ));
+            let mut err = CliError::coded(
+                super::Code::Conflict,
+                format!(
+                    "{}; nothing was changed",
+                    c.sentences
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| "no solution".into())
+                ),
+            );
             err.details = serde_json::to_value(&*c)
                 .ok()
                 .map(|v| serde_json::json!({ "conflict": v }));
@@ -411,12 +415,14 @@ pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
         }
         ManagerError::Usage(m) => CliError::usage(m),
         ManagerError::Environment(m) => CliError::environment(m),
+        ManagerError::Coded(code, m) => CliError::coded(code, m),
     }
 }
 
-/// Prints a JSON document on stdout (serde escapes control characters; credentials in URLs
-/// are redacted).
-pub fn print_json(value: &serde_json::Value) {
-    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+/// Prints a JSON document following `schema` on stdout, `"$schema"` first (serde escapes
+/// control characters; credentials in URLs are redacted).
+pub fn print_json(schema: super::json::Schema, value: &serde_json::Value) {
+    let doc = super::json::document(schema, value.clone());
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     println!("{}", crate::text::redact_credentials(&text));
 }

@@ -24,6 +24,7 @@ pub mod exec;
 pub mod generations;
 pub mod inspect;
 pub mod install;
+pub mod json;
 pub mod manage;
 pub mod nix;
 pub mod resolve;
@@ -55,36 +56,15 @@ pub fn emit(text: &str, escaped: bool) {
     }
 }
 
-/// Exit status of a command (SPEC §10).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// 0: success.
-    Ok,
-    /// 1: validation failure, refused consent, or resolution conflict.
-    Failed,
-    /// 2: usage error.
-    Usage,
-    /// 3: environment error (I/O, network, lock busy, missing interpreter).
-    Environment,
-}
-
-impl Status {
-    /// The process exit code.
-    pub fn code(self) -> u8 {
-        match self {
-            Status::Ok => 0,
-            Status::Failed => 1,
-            Status::Usage => 2,
-            Status::Environment => 3,
-        }
-    }
-}
+pub use crate::exit::{Code, Status};
 
 /// A command failure to report to the user (never a panic or a stack trace).
 #[derive(Debug)]
 pub struct CliError {
     /// Exit status.
     pub status: Status,
+    /// The stable code (`--json`: `error.code`).
+    pub code: Code,
     /// What went wrong and what to do.
     pub message: String,
     /// Structured detail for `--json` (a conflict's plugins, packages, versions, dates).
@@ -92,9 +72,11 @@ pub struct CliError {
 }
 
 impl CliError {
-    fn new(status: Status, message: impl Into<String>) -> Self {
+    /// A failure with `code` (its exit status follows from the code).
+    pub fn coded(code: Code, message: impl Into<String>) -> Self {
         CliError {
-            status,
+            status: code.status(),
+            code,
             message: message.into(),
             details: None,
         }
@@ -102,17 +84,31 @@ impl CliError {
 
     /// A refusal: validation failed, consent refused, a conflict (exit 1).
     pub fn failed(message: impl Into<String>) -> Self {
-        CliError::new(Status::Failed, message)
+        CliError::coded(Code::Refused, message)
     }
 
     /// A usage error (exit 2).
     pub fn usage(message: impl Into<String>) -> Self {
-        CliError::new(Status::Usage, message)
+        CliError::coded(Code::Usage, message)
     }
 
     /// An environment error (exit 3).
     pub fn environment(message: impl Into<String>) -> Self {
-        CliError::new(Status::Environment, message)
+        CliError::coded(Code::Environment, message)
+    }
+
+    /// The `--json` document of this failure.
+    pub fn to_json(&self) -> serde_json::Value {
+        let message = crate::text::redact_credentials(&self.message);
+        let mut error = serde_json::json!({
+            "code": self.code,
+            "exit_code": self.status.code(),
+            "message": message,
+        });
+        if let Some(details) = &self.details {
+            error["details"] = details.clone();
+        }
+        json::document(json::Schema::Error, serde_json::json!({ "error": error }))
     }
 }
 
@@ -321,16 +317,57 @@ impl Drop for LogLine {
     }
 }
 
+/// Reports a failure: the message on stderr and, with `--json`, the error document on stdout.
+fn fail(err: &CliError, json: bool) -> ExitCode {
+    if json {
+        let _ = writeln!(
+            std::io::stdout(),
+            "{}",
+            serde_json::to_string_pretty(&err.to_json()).unwrap_or_default()
+        );
+    }
+    let _ = writeln!(std::io::stderr(), "error: {}", shown(&err.message));
+    ExitCode::from(err.status.code())
+}
+
+/// Whether `--json` is among the arguments (before a `--`, after which they belong to
+/// `exec`'s command): usage errors are then reported as JSON too.
+fn wants_json(args: &[std::ffi::OsString]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json" || a == "--format=json")
+}
+
 /// Parses arguments, runs the command and returns the process exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) => {
+            if matches!(
+                err.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) {
+                let _ = err.print();
+                return ExitCode::SUCCESS;
+            }
+            if wants_json(&args) {
+                let text = err.to_string();
+                let message = text
+                    .lines()
+                    .next()
+                    .unwrap_or("invalid arguments")
+                    .trim_start_matches("error: ");
+                let doc = CliError::usage(message).to_json();
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "{}",
+                    serde_json::to_string_pretty(&doc).unwrap_or_default()
+                );
+            }
             let _ = err.print();
-            return ExitCode::from(match err.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
-                _ => Status::Usage.code(),
-            });
+            return ExitCode::from(Status::Usage.code());
         }
     };
     init_logging(&cli.global);
@@ -339,12 +376,10 @@ pub fn main() -> ExitCode {
             "`{}` is not a profile name: use `default` or 1-64 lowercase letters, digits, `_` and `-`, starting with a letter or digit (as Hermes does)",
             crate::text::escape(&cli.global.profile)
         ));
-        let _ = writeln!(std::io::stderr(), "error: {}", shown(&err.message));
-        return ExitCode::from(err.status.code());
+        return fail(&err, cli.global.json);
     }
     if let Err(err) = git_timeouts().map(crate::source::git::Timeouts::install) {
-        let _ = writeln!(std::io::stderr(), "error: {}", shown(&err.message));
-        return ExitCode::from(err.status.code());
+        return fail(&err, cli.global.json);
     }
     let result = match &cli.command {
         Command::Validate(args) => validate::run(args, &cli.global),
@@ -370,21 +405,6 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(status) => ExitCode::from(status.code()),
-        Err(err) => {
-            if cli.global.json {
-                let message = crate::text::redact_credentials(&err.message);
-                let mut doc = serde_json::json!({ "error": { "exit_code": err.status.code(), "message": message } });
-                if let Some(details) = &err.details {
-                    doc["error"]["details"] = details.clone();
-                }
-                let _ = writeln!(
-                    std::io::stdout(),
-                    "{}",
-                    serde_json::to_string_pretty(&doc).unwrap_or_default()
-                );
-            }
-            let _ = writeln!(std::io::stderr(), "error: {}", shown(&err.message));
-            ExitCode::from(err.status.code())
-        }
+        Err(err) => fail(&err, cli.global.json),
     }
 }

@@ -10,6 +10,7 @@ use crate::home::Layout;
 use crate::nix::{self, build, expr, lock};
 use crate::state::installed::Installed;
 
+use super::json::Schema;
 use super::manage::{self, find_python, home};
 use super::{CliError, GlobalArgs, Status};
 
@@ -120,7 +121,10 @@ pub fn run(args: &NixArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             }
             .map_err(|e| CliError::environment(format!("{}: {e}", path.display())))?;
             if global.json {
-                manage::print_json(&serde_json::json!({ "path": path, "hash": hash }));
+                manage::print_json(
+                    Schema::Nix,
+                    &serde_json::json!({ "command": "nix hash", "path": path, "hash": hash }),
+                );
             } else {
                 outln!("{hash}");
             }
@@ -131,10 +135,25 @@ pub fn run(args: &NixArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 Some(path) => {
                     write_atomically(path, lock.to_json().as_bytes())
                         .map_err(|e| CliError::environment(format!("{}: {e}", path.display())))?;
-                    errln!(
-                        "wrote {} ({} plugin(s))",
-                        path.display(),
-                        lock.plugins.len()
+                    if global.json {
+                        manage::print_json(
+                            Schema::Nix,
+                            &serde_json::json!({ "command": "nix lock", "out": path, "plugins": lock.plugins.len() }),
+                        );
+                    } else {
+                        errln!(
+                            "wrote {} ({} plugin(s))",
+                            path.display(),
+                            lock.plugins.len()
+                        );
+                    }
+                }
+                None if global.json => {
+                    let parsed: serde_json::Value = serde_json::from_str(&lock.to_json())
+                        .map_err(|e| CliError::environment(e.to_string()))?;
+                    manage::print_json(
+                        Schema::Nix,
+                        &serde_json::json!({ "command": "nix lock", "plugins": lock.plugins.len(), "lock": parsed }),
                     );
                 }
                 None => print!("{}", lock.to_json()),
@@ -146,7 +165,14 @@ pub fn run(args: &NixArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 (Some(path), None) => expr::render(&read_lock(path)?.0),
                 (None, None) => expr::render(&make_lock(global)?),
             };
-            print!("{text}");
+            if global.json {
+                manage::print_json(
+                    Schema::Nix,
+                    &serde_json::json!({ "command": "nix expr", "expression": text }),
+                );
+            } else {
+                print!("{text}");
+            }
         }
     }
     Ok(Status::Ok)
@@ -178,7 +204,8 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     let hash = nix::hash_path(&args.out).map_err(|e| CliError::environment(e.to_string()))?;
     if global.json {
         manage::print_json(
-            &serde_json::json!({ "out": args.out, "hash": hash, "plugins": doc.plugins.len(), "packages": doc.lock.packages.len() }),
+            Schema::Nix,
+            &serde_json::json!({ "command": "build", "out": args.out, "hash": hash, "plugins": doc.plugins.len(), "packages": doc.lock.packages.len() }),
         );
     } else {
         outln!(

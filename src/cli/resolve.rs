@@ -11,7 +11,7 @@ use crate::resolve::quarantine;
 use crate::resolve::{self, Failure, Request};
 
 use super::manage::{ResolverArgs, find_python, home};
-use super::{CliError, GlobalArgs, Status};
+use super::{CliError, Code, GlobalArgs, Status};
 
 /// Arguments of `resolve`.
 #[derive(Debug, Args)]
@@ -46,18 +46,9 @@ fn read_lock(path: &Path) -> Result<Option<Lock>, CliError> {
     }
 }
 
-/// Prints a conflict: a JSON document (`{"conflict": …}`) or the sentences and uv's report.
-pub fn print_conflict(conflict: &resolve::conflict::Conflict, json: bool, warnings: &[String]) {
-    if json {
-        let doc = serde_json::json!({ "conflict": conflict, "warnings": warnings });
-        println!(
-            "{}",
-            crate::text::redact_credentials(
-                &serde_json::to_string_pretty(&doc).unwrap_or_default()
-            )
-        );
-        return;
-    }
+/// Prints a conflict for people: the sentences and uv's report (`--json` puts it in the
+/// error document's `details`).
+pub fn print_conflict(conflict: &resolve::conflict::Conflict) {
     let mut text = String::from("No solution:\n");
     for s in &conflict.sentences {
         text.push_str(&format!("  - {s}\n"));
@@ -122,10 +113,24 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     }
     let outcome = match resolve::run(&request) {
         Ok(o) => o,
-        Err(Failure::Environment(message)) => return Err(CliError::environment(message)),
+        Err(Failure::Environment(code, message)) => return Err(CliError::coded(code, message)),
         Err(Failure::Conflict(conflict)) => {
-            print_conflict(&conflict, global.json, &warnings);
-            return Ok(Status::Failed);
+            if !global.json {
+                print_conflict(&conflict);
+            }
+            let mut err = CliError::coded(
+                Code::Conflict,
+                format!(
+                    "{}; nothing was resolved",
+                    conflict
+                        .sentences
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| "no solution".into())
+                ),
+            );
+            err.details = Some(serde_json::json!({ "conflict": conflict, "warnings": warnings }));
+            return Err(err);
         }
     };
     let lock = outcome.lock;
@@ -146,12 +151,7 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             },
             "warnings": warnings,
         });
-        println!(
-            "{}",
-            crate::text::redact_credentials(
-                &serde_json::to_string_pretty(&doc).unwrap_or_default()
-            )
-        );
+        super::emit(&super::json::text(super::json::Schema::Resolve, &doc), true);
         return Ok(Status::Ok);
     }
     let mut text = format!(

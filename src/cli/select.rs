@@ -90,9 +90,12 @@ pub struct SyncArgs {
     pub env: EnvArgs,
 }
 
-fn report(applied: &Applied, what: &str, global: &GlobalArgs) {
+fn report(operation: &str, applied: &Applied, what: &str, global: &GlobalArgs) {
     if global.json {
-        manage::print_json(&json!({ "result": what, "generation": applied }));
+        manage::print_json(
+            super::json::Schema::Operation,
+            &json!({ "operation": operation, "result": what, "generation": applied }),
+        );
         return;
     }
     outln!("{what}");
@@ -136,9 +139,10 @@ fn installed_key(cx: &manager::Context, name: &str) -> Result<String, CliError> 
     let installed = crate::state::installed::Installed::read(&cx.layout.installed())
         .map_err(|e| CliError::environment(e.to_string()))?;
     installed.find(name).map(|p| p.key.clone()).ok_or_else(|| {
-        CliError::usage(format!(
-            "`{name}` is not installed (see `hermes-plugins list`)"
-        ))
+        CliError::coded(
+            super::Code::NotFound,
+            format!("`{name}` is not installed (see `hermes-plugins list`)"),
+        )
     })
 }
 
@@ -177,6 +181,7 @@ pub fn enable(args: &EnableArgs, global: &GlobalArgs) -> Result<Status, CliError
         })
     })?;
     report(
+        "enable",
         &applied,
         &format!("Enabled {} in profile `{}`", args.name, global.profile),
         global,
@@ -198,6 +203,7 @@ pub fn disable(args: &DisableArgs, global: &GlobalArgs) -> Result<Status, CliErr
         })
     })?;
     report(
+        "disable",
         &applied,
         &format!("Disabled {} in profile `{}`", args.name, global.profile),
         global,
@@ -221,7 +227,7 @@ pub fn sync(args: &SyncArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             accept_surface: false,
         })
     })?;
-    report(&applied, "Synced every profile's selection", global);
+    report("sync", &applied, "Synced every profile's selection", global);
     Ok(Status::Ok)
 }
 
@@ -239,7 +245,12 @@ pub fn remove(args: &RemoveArgs, global: &GlobalArgs) -> Result<Status, CliError
         &mut feedback,
     )
     .map_err(|e| manage::failure(e, global))?;
-    report(&applied, &format!("Removed {}", args.name), global);
+    report(
+        "remove",
+        &applied,
+        &format!("Removed {}", args.name),
+        global,
+    );
     Ok(Status::Ok)
 }
 
@@ -251,7 +262,7 @@ pub fn capabilities(args: &CapabilitiesArgs, global: &GlobalArgs) -> Result<Stat
         let doc = manager::query::capabilities(&cx, &args.name)
             .map_err(|e| manage::failure(e, global))?;
         if global.json {
-            manage::print_json(&doc);
+            manage::print_json(super::json::Schema::Capabilities, &doc);
         } else {
             for c in doc["capabilities"].as_array().into_iter().flatten() {
                 outln!(
@@ -289,6 +300,7 @@ pub fn capabilities(args: &CapabilitiesArgs, global: &GlobalArgs) -> Result<Stat
         },
     )?;
     report(
+        "capabilities",
         &applied,
         &format!(
             "Updated the capabilities of {} in profile `{}`",

@@ -64,7 +64,8 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     .map_err(|e| manage::failure(e, global))?;
     if global.json {
         manage::print_json(
-            &json!({ "plugins": items, "generation": applied, "dry_run": args.dry_run }),
+            super::json::Schema::Operation,
+            &json!({ "operation": "update", "plugins": items, "generation": applied, "dry_run": args.dry_run }),
         );
         return Ok(Status::Ok);
     }

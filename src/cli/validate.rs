@@ -172,7 +172,7 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
                 show_info: !global.quiet,
             },
         ),
-        OutputFormat::Json => report::to_json(&report) + "\n",
+        OutputFormat::Json => super::json::text(super::json::Schema::ValidateReport, &report),
         OutputFormat::Github => report::github::render(&report),
         OutputFormat::Sarif => report::sarif::render(&report, &rules()) + "\n",
     };

@@ -1,6 +1,8 @@
 //! The one path every mutating operation takes: selections → generation inputs → (no-op |
 //! consent → resolve → build → publish with the user-file edits) in one transaction.
 
+use crate::exit::Code;
+use crate::resolve::engine::EngineError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -473,7 +475,7 @@ pub fn apply(
             match outcome {
                 Ok(o) => o.lock,
                 Err(Failure::Conflict(c)) => return Err(ManagerError::Conflict(c)),
-                Err(Failure::Environment(m)) => return Err(ManagerError::Environment(m)),
+                Err(Failure::Environment(code, m)) => return Err(ManagerError::Coded(code, m)),
             }
         }
     };
@@ -558,11 +560,18 @@ pub fn apply(
             }
         }
         if !granted {
-            return Err(ManagerError::Refused(format!(
-                "{}dependency consent not given for {}: nothing was changed (pass --yes-deps to consent in advance)",
-                text,
-                names.join(", ")
-            )));
+            let code = match change.deps {
+                DepsConsent::No => Code::ConsentRefused,
+                _ => consent_step::consent_code(prompter),
+            };
+            return Err(ManagerError::coded(
+                code,
+                format!(
+                    "{}dependency consent not given for {}: nothing was changed (pass --yes-deps to consent in advance)",
+                    text,
+                    names.join(", ")
+                ),
+            ));
         }
     }
 
@@ -617,7 +626,13 @@ pub fn apply(
         Ok(doc) => doc,
         Err(e) => {
             tx.abort()?;
-            return Err(ManagerError::Environment(e.to_string()));
+            let code = match &e {
+                build::BuildError::Install(EngineError::Index { .. }) => Code::Network,
+                build::BuildError::Install(EngineError::Interpreter { .. }) => Code::Interpreter,
+                build::BuildError::Io(_) => Code::Io,
+                _ => Code::Environment,
+            };
+            return Err(ManagerError::coded(code, e.to_string()));
         }
     };
     let steps = (|| -> Result<(), ManagerError> {

@@ -12,6 +12,7 @@ use crate::consent::capabilities::{self, Grants};
 use crate::consent::env_file;
 use crate::consent::prompt::{NOT_A_SANDBOX, Prompter};
 use crate::consent::surface::{Surface, SurfaceDiff};
+use crate::exit::Code;
 use crate::known;
 use crate::package::{self, Content, Mode};
 
@@ -86,6 +87,16 @@ pub fn declared(dir: &Path) -> Declared {
     d
 }
 
+/// The code of a consent not given: nobody could answer (`consent-required`), or the answer
+/// was no (`consent-refused`).
+pub fn consent_code(prompter: &dyn Prompter) -> Code {
+    if prompter.interactive() {
+        Code::ConsentRefused
+    } else {
+        Code::ConsentRequired
+    }
+}
+
 fn entry(profile: &str, plugin: &str, action: &str, items: Vec<String>, by: &str) -> AuditEntry {
     AuditEntry {
         time: audit::now(),
@@ -144,14 +155,17 @@ pub fn surface(
                 (false, "")
             };
             if !ok {
-                return Err(ManagerError::Refused(format!(
-                    "{text}the additions were not accepted: nothing was changed{}",
-                    if prompter.interactive() {
-                        ""
-                    } else {
-                        " (pass --yes to accept them)"
-                    }
-                )));
+                return Err(ManagerError::coded(
+                    consent_code(prompter),
+                    format!(
+                        "{text}the additions were not accepted: nothing was changed{}",
+                        if prompter.interactive() {
+                            ""
+                        } else {
+                            " (pass --yes to accept them)"
+                        }
+                    ),
+                ));
             }
             decisions.surface_accepted = true;
             decisions.audit.push(entry(

@@ -1,6 +1,7 @@
 //! `install`, `update` and `remove`: fetching into the store, validating, recording in
 //! `installed.json`, and handing selection changes to [`super::apply`].
 
+use crate::exit::Code;
 use std::path::{Path, PathBuf};
 
 use super::apply::{self, Applied, Change, SelectionEdit};
@@ -61,7 +62,10 @@ fn validate(
     force: bool,
 ) -> Result<(package::LoadedPackage, Vec<String>), ManagerError> {
     let loaded = package::load_dir(dir, Mode::Validate).map_err(|e| {
-        ManagerError::Refused(format!("{}: not a plugin package: {e}", dir.display()))
+        ManagerError::coded(
+            Code::Invalid,
+            format!("{}: not a plugin package: {e}", dir.display()),
+        )
     })?;
     if let Content::Pip(p) = &loaded.content {
         return Err(ManagerError::Refused(format!(
@@ -103,27 +107,36 @@ fn validate(
     );
     let name = crate::text::escape(&loaded.name()).into_owned();
     if dangerous {
-        return Err(ManagerError::Refused(format!(
-            "`{name}` is dangerous (security scan); it cannot be installed, not even with --force:\n  {}",
-            errors.join("\n  ")
-        )));
+        return Err(ManagerError::coded(
+            Code::Dangerous,
+            format!(
+                "`{name}` is dangerous (security scan); it cannot be installed, not even with --force:\n  {}",
+                errors.join("\n  ")
+            ),
+        ));
     }
     if let Err(e) = crate::home::check_key(&loaded.key) {
-        return Err(ManagerError::Refused(format!(
-            "`{name}` cannot be installed: {e} (its manifest `name` becomes the plugin key, a directory name)"
-        )));
+        return Err(ManagerError::coded(
+            Code::Invalid,
+            format!(
+                "`{name}` cannot be installed: {e} (its manifest `name` becomes the plugin key, a directory name)"
+            ),
+        ));
     }
     if !errors.is_empty() && !force {
-        return Err(ManagerError::Refused(format!(
-            "`{name}` does not validate; nothing was installed (--force installs it anyway):\n  {}",
-            errors.join("\n  ")
-        )));
+        return Err(ManagerError::coded(
+            Code::Invalid,
+            format!(
+                "`{name}` does not validate; nothing was installed (--force installs it anyway):\n  {}",
+                errors.join("\n  ")
+            ),
+        ));
     }
     if !loaded.accepted() {
-        return Err(ManagerError::Refused(format!(
-            "`{name}` cannot be loaded at all: {}",
-            errors.join("; ")
-        )));
+        return Err(ManagerError::coded(
+            Code::Invalid,
+            format!("`{name}` cannot be loaded at all: {}", errors.join("; ")),
+        ));
     }
     Ok((loaded, warnings))
 }
@@ -157,6 +170,12 @@ fn fetch(
     });
     feedback.done();
     fetched.map_err(|e| match e {
+        source::FetchError::Git(g @ source::git::GitError::Clone { .. }) => {
+            ManagerError::coded(Code::Network, g.to_string())
+        }
+        source::FetchError::Git(g @ source::git::GitError::UnknownRev { .. }) => {
+            ManagerError::coded(Code::NotFound, g.to_string())
+        }
         source::FetchError::Git(g) => ManagerError::Environment(g.to_string()),
         source::FetchError::Catalog(c) => ManagerError::Usage(c.to_string()),
         other => ManagerError::Refused(other.to_string()),
@@ -280,7 +299,7 @@ fn store(cx: &Context, prepared: Prepared) -> Result<(InstalledPlugin, Vec<Strin
     let store = Store::open(cx.layout.store())?;
     let entry = store
         .put_staged(&staged)
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+        .map_err(|e| ManagerError::coded(Code::Io, e.to_string()))?;
     drop(scratch);
     plugin.tree = entry.digest;
     plugin.store_key = entry.key;
@@ -461,10 +480,9 @@ pub fn update(
         names
             .iter()
             .map(|n| {
-                snapshot
-                    .find(n)
-                    .map(|p| p.key.clone())
-                    .ok_or_else(|| ManagerError::Usage(format!("`{n}` is not installed")))
+                snapshot.find(n).map(|p| p.key.clone()).ok_or_else(|| {
+                    ManagerError::coded(Code::NotFound, format!("`{n}` is not installed"))
+                })
             })
             .collect::<Result<_, _>>()?
     };
@@ -592,7 +610,7 @@ pub fn remove(
     let key = installed
         .find(name)
         .map(|p| p.key.clone())
-        .ok_or_else(|| ManagerError::Usage(format!("`{name}` is not installed")))?;
+        .ok_or_else(|| ManagerError::coded(Code::NotFound, format!("`{name}` is not installed")))?;
     let plugin_name = installed.plugins.get(&key).map(|p| p.name.clone());
     installed.plugins.remove(&key);
     let (profiles, _) = crate::state::profiles::read_profiles(&cx.layout.home)

@@ -16,6 +16,7 @@ pub mod query;
 
 use std::path::PathBuf;
 
+use crate::exit::Code;
 use crate::generation::journal::{self, Recovery};
 use crate::generation::writer_lock::{LockError, WriterLock};
 use crate::home::Layout;
@@ -108,17 +109,42 @@ pub enum ManagerError {
     /// I/O, network, interpreter, lock busy (exit 3).
     #[error("{0}")]
     Environment(String),
+    /// A failure with a specific code (its exit status follows from the code).
+    #[error("{1}")]
+    Coded(Code, String),
+}
+
+impl ManagerError {
+    /// The stable code of this failure.
+    pub fn code(&self) -> Code {
+        match self {
+            ManagerError::Refused(_) => Code::Refused,
+            ManagerError::Conflict(_) => Code::Conflict,
+            ManagerError::Usage(_) => Code::Usage,
+            ManagerError::Environment(_) => Code::Environment,
+            ManagerError::Coded(code, _) => *code,
+        }
+    }
+
+    /// A failure with `code`.
+    pub fn coded(code: Code, message: impl Into<String>) -> ManagerError {
+        ManagerError::Coded(code, message.into())
+    }
 }
 
 impl From<std::io::Error> for ManagerError {
     fn from(e: std::io::Error) -> Self {
-        ManagerError::Environment(e.to_string())
+        ManagerError::Coded(Code::Io, e.to_string())
     }
 }
 
 impl From<LockError> for ManagerError {
     fn from(e: LockError) -> Self {
-        ManagerError::Environment(e.to_string())
+        let code = match e {
+            LockError::Busy { .. } => Code::LockBusy,
+            LockError::Io { .. } => Code::Io,
+        };
+        ManagerError::Coded(code, e.to_string())
     }
 }
 
@@ -197,8 +223,9 @@ pub fn check_removed(
         feedback.note(&format!("{why}; continuing because of --allow-removed"));
         Ok(())
     } else {
-        Err(ManagerError::Refused(format!(
-            "{why}; pass --allow-removed to use it anyway"
-        )))
+        Err(ManagerError::coded(
+            Code::Removed,
+            format!("{why}; pass --allow-removed to use it anyway"),
+        ))
     }
 }

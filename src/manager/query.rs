@@ -1,6 +1,7 @@
 //! Views (`list`, `show`, `env`, `generations list`, `verify`) and the generation-level
 //! operations (`rollback`, `gc`).
 
+use crate::exit::Code;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
@@ -125,7 +126,7 @@ pub fn show(cx: &Context, name: &str) -> Result<Value, ManagerError> {
     let installed = installed(cx)?;
     let p = installed
         .find(name)
-        .ok_or_else(|| ManagerError::Usage(format!("`{name}` is not installed")))?;
+        .ok_or_else(|| ManagerError::coded(Code::NotFound, format!("`{name}` is not installed")))?;
     let store = Store::open(cx.layout.store())?;
     let dir = store.path_of(&p.store_key);
     let mut manifest = json!(null);
@@ -194,10 +195,13 @@ pub fn show(cx: &Context, name: &str) -> Result<Value, ManagerError> {
 /// `env [--profile P]`: what the agent needs to load the current generation (GEN-9).
 pub fn env(cx: &Context) -> Result<Value, ManagerError> {
     let Some(number) = publish::current_number(&cx.layout) else {
-        return Err(ManagerError::Refused(format!(
-            "no generation is published under {} yet (enable a plugin first)",
-            cx.layout.pm.display()
-        )));
+        return Err(ManagerError::coded(
+            Code::NoGeneration,
+            format!(
+                "no generation is published under {} yet (enable a plugin first)",
+                cx.layout.pm.display()
+            ),
+        ));
     };
     let dir = cx.layout.generation(number);
     let doc = GenerationDoc::read(&dir).map_err(|e| ManagerError::Environment(e.to_string()))?;
@@ -300,7 +304,10 @@ pub fn generations(cx: &Context) -> Vec<GenerationRow> {
 /// `verify`: checks the current generation.
 pub fn verify(cx: &Context) -> Result<(u64, Vec<Problem>), ManagerError> {
     let number = publish::current_number(&cx.layout).ok_or_else(|| {
-        ManagerError::Refused("no generation is published yet: nothing to verify".into())
+        ManagerError::coded(
+            Code::NoGeneration,
+            "no generation is published yet: nothing to verify",
+        )
     })?;
     let dir = cx.layout.generation(number);
     let doc = GenerationDoc::read(&dir).map_err(|e| ManagerError::Refused(e.to_string()))?;
@@ -322,7 +329,7 @@ pub fn verify(cx: &Context) -> Result<(u64, Vec<Problem>), ManagerError> {
 /// transaction.
 pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), ManagerError> {
     let current = publish::current_number(&cx.layout)
-        .ok_or_else(|| ManagerError::Refused("no generation is published yet".into()))?;
+        .ok_or_else(|| ManagerError::coded(Code::NoGeneration, "no generation is published yet"))?;
     let current_doc = GenerationDoc::read(&cx.layout.generation(current))
         .map_err(|e| ManagerError::Environment(e.to_string()))?;
     let target = match target {
@@ -335,9 +342,10 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
     };
     let dir = cx.layout.generation(target);
     let doc = GenerationDoc::read(&dir).map_err(|_| {
-        ManagerError::Usage(format!(
-            "generation {target} does not exist (see `hermes-plugins generations list`)"
-        ))
+        ManagerError::coded(
+            Code::NotFound,
+            format!("generation {target} does not exist (see `hermes-plugins generations list`)"),
+        )
     })?;
     // Selections as recorded in the target.
     let (profiles, _) = profiles::read_profiles(&cx.layout.home)
@@ -456,7 +464,7 @@ pub fn capabilities(cx: &Context, name: &str) -> Result<Value, ManagerError> {
     let installed = installed(cx)?;
     let p = installed
         .find(name)
-        .ok_or_else(|| ManagerError::Usage(format!("`{name}` is not installed")))?;
+        .ok_or_else(|| ManagerError::coded(Code::NotFound, format!("`{name}` is not installed")))?;
     let store = Store::open(cx.layout.store())?;
     let declared = super::consent_step::declared(&store.path_of(&p.store_key)).capabilities;
     let text = std::fs::read_to_string(cx.config_path(&cx.profile)).unwrap_or_default();

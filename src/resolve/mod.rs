@@ -14,6 +14,7 @@ pub mod quarantine;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
 
+use crate::exit::Code;
 use uv_normalize::PackageName;
 use uv_pep440::Version;
 
@@ -59,8 +60,21 @@ pub struct Outcome {
 pub enum Failure {
     /// The requirements conflict (exit 1).
     Conflict(Box<conflict::Conflict>),
-    /// The index, interpreter or cache is not usable (exit 3).
-    Environment(String),
+    /// The index (`Code::Network`), interpreter (`Code::Interpreter`) or cache is not usable
+    /// (exit 3).
+    Environment(Code, String),
+}
+
+impl Failure {
+    /// The failure of an engine error, coded by what was not usable.
+    fn of_engine(e: EngineError) -> Failure {
+        let code = match &e {
+            EngineError::Index { .. } => Code::Network,
+            EngineError::Interpreter { .. } => Code::Interpreter,
+            _ => Code::Environment,
+        };
+        Failure::Environment(code, e.to_string())
+    }
 }
 
 impl Request {
@@ -147,8 +161,7 @@ impl BatchResolver {
             ..base.clone()
         };
         let template = engine_request(&base, &[], &quarantine);
-        let batch =
-            engine::Batch::start(&template).map_err(|e| Failure::Environment(e.to_string()))?;
+        let batch = engine::Batch::start(&template).map_err(Failure::of_engine)?;
         Ok(BatchResolver {
             base,
             quarantine,
@@ -180,7 +193,7 @@ fn quarantine_of(request: &Request) -> Result<Quarantine, Failure> {
             request.quarantine_days,
             request.now,
         )
-        .map_err(Failure::Environment),
+        .map_err(|m| Failure::Environment(Code::Environment, m)),
         None => Ok(Quarantine {
             days: request.quarantine_days,
             now: request.now,
@@ -244,7 +257,7 @@ fn finish(
             &no.report,
             &no.hints,
         )))),
-        Err(e) => Err(Failure::Environment(e.to_string())),
+        Err(e) => Err(Failure::of_engine(e)),
     }
 }
 

@@ -136,3 +136,22 @@ pub fn succeeded(out: std::process::Output) -> Vec<u8> {
     );
     out.stdout
 }
+
+/// Asserts `doc` is a `--json` document that names its schema (`"$schema"`, the `$id` of a
+/// file in `catalog-schema/`) and follows it; an error document's `exit_code` must be
+/// `exit` (when given). Returns the schema file name.
+pub fn follows_its_schema(doc: &Value, exit: Option<i32>) -> String {
+    let id = doc["$schema"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no \"$schema\" in {doc:#}"));
+    let file = id
+        .strip_prefix("urn:hermes-plugins:catalog-schema:")
+        .unwrap_or_else(|| panic!("\"$schema\" {id} is not one of catalog-schema/"));
+    let v = validator(&repo().join("catalog-schema").join(file));
+    let problems = violations(&v, doc);
+    assert!(problems.is_empty(), "{file}: {problems:#?}\n{doc:#}");
+    if let (Some(code), "error.schema.json") = (exit, file) {
+        assert_eq!(doc["error"]["exit_code"], code, "{doc:#}");
+    }
+    file.to_string()
+}

@@ -1,0 +1,134 @@
+//! Exit statuses (SPEC §10) and the stable error codes every failure carries: `--json` prints
+//! them as `error.code`, scripts (and Hermes) branch on them; docs/report-format.md lists them.
+//! A code decides its exit status.
+
+/// Exit status of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// 0: success.
+    Ok,
+    /// 1: validation failure, refused consent, or resolution conflict.
+    Failed,
+    /// 2: usage error.
+    Usage,
+    /// 3: environment error (I/O, network, lock busy, missing interpreter).
+    Environment,
+}
+
+impl Status {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Status::Ok => 0,
+            Status::Failed => 1,
+            Status::Usage => 2,
+            Status::Environment => 3,
+        }
+    }
+}
+
+/// Why a command failed, as a stable identifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Code {
+    /// Arguments, flags or a name that cannot be used (exit 2).
+    Usage,
+    /// A plugin, profile, generation number or file that does not exist (exit 2).
+    NotFound,
+    /// The package does not validate, or cannot be loaded (exit 1).
+    Invalid,
+    /// The security scan's verdict is `dangerous` (exit 1).
+    Dangerous,
+    /// Consent is needed and nobody can give it: pass the flag named (exit 1).
+    ConsentRequired,
+    /// Consent was asked and refused (exit 1).
+    ConsentRefused,
+    /// No set of versions satisfies everything (exit 1); `details.conflict` explains.
+    Conflict,
+    /// The catalog's kill list names the plugin (exit 1).
+    Removed,
+    /// Nothing is published yet (exit 1).
+    NoGeneration,
+    /// Any other refusal (exit 1).
+    Refused,
+    /// Another writer held the lock past `--lock-timeout` (exit 3).
+    LockBusy,
+    /// A server could not be reached or answered wrongly: git, the package index (exit 3).
+    Network,
+    /// The Python interpreter could not be found or used (exit 3).
+    Interpreter,
+    /// Reading or writing files failed: the store, the home, a cache (exit 3).
+    Io,
+    /// Any other problem of the environment (exit 3).
+    Environment,
+}
+
+impl Code {
+    /// Every code, in documentation order.
+    pub const ALL: [Code; 15] = [
+        Code::Usage,
+        Code::NotFound,
+        Code::Invalid,
+        Code::Dangerous,
+        Code::ConsentRequired,
+        Code::ConsentRefused,
+        Code::Conflict,
+        Code::Removed,
+        Code::NoGeneration,
+        Code::Refused,
+        Code::LockBusy,
+        Code::Network,
+        Code::Interpreter,
+        Code::Io,
+        Code::Environment,
+    ];
+
+    /// The identifier (`lock-busy`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Usage => "usage",
+            Code::NotFound => "not-found",
+            Code::Invalid => "invalid",
+            Code::Dangerous => "dangerous",
+            Code::ConsentRequired => "consent-required",
+            Code::ConsentRefused => "consent-refused",
+            Code::Conflict => "conflict",
+            Code::Removed => "removed",
+            Code::NoGeneration => "no-generation",
+            Code::Refused => "refused",
+            Code::LockBusy => "lock-busy",
+            Code::Network => "network",
+            Code::Interpreter => "interpreter",
+            Code::Io => "io",
+            Code::Environment => "environment",
+        }
+    }
+
+    /// The exit status this failure ends with.
+    pub fn status(self) -> Status {
+        match self {
+            Code::Usage | Code::NotFound => Status::Usage,
+            Code::LockBusy | Code::Network | Code::Interpreter | Code::Io | Code::Environment => {
+                Status::Environment
+            }
+            _ => Status::Failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_unique_and_serialise_as_written() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in Code::ALL {
+            assert!(seen.insert(code.as_str()), "{code:?}");
+            assert_eq!(
+                serde_json::to_value(code).unwrap(),
+                serde_json::Value::String(code.as_str().into())
+            );
+        }
+    }
+}
