@@ -312,24 +312,7 @@ fn sources_github_subdir_catalog_and_ref() {
 #[test]
 fn writer_lock_waits_and_times_out() {
     let w = World::new();
-    std::fs::create_dir_all(w.pm()).unwrap();
-    let lock = w.pm().join("lock");
-    let mut holder = StdCommand::new("python3")
-        .args([
-            "-c",
-            "import fcntl,sys,time\nf=open(sys.argv[1],'a+')\nfcntl.flock(f,fcntl.LOCK_EX)\nf.truncate(0);f.write('4242 test-holder');f.flush()\nprint('held',flush=True)\ntime.sleep(6)",
-            lock.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    assert_eq!(line.trim(), "held");
+    let mut holder = hold_writer_lock(&w);
     let out = w
         .cmd(&["generations", "gc"])
         .env("HERMES_PLUGINS_LOCK_TIMEOUT", "2")

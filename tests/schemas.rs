@@ -427,22 +427,7 @@ fn every_command_prints_json_that_follows_its_schema() {
         3,
         Some("environment"),
     );
-    let lock = w.pm().join("lock");
-    let mut holder = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import fcntl,sys,time\nf=open(sys.argv[1],'a+')\nfcntl.flock(f,fcntl.LOCK_EX)\nprint('held',flush=True)\ntime.sleep(30)",
-            lock.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
+    let mut holder = hold_writer_lock(&w);
     contract(
         &w,
         &["--lock-timeout", "0", "disable", "weather"],

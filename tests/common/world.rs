@@ -217,3 +217,26 @@ impl World {
 pub fn file_url(path: &Path) -> String {
     format!("file://{}", path.display())
 }
+
+/// Another process holding `pm/lock` of `w` (contents `4242 test-holder`) until killed; the
+/// lock is held when this returns.
+pub fn hold_writer_lock(w: &World) -> std::process::Child {
+    std::fs::create_dir_all(w.pm()).unwrap();
+    let mut holder = StdCommand::new("python3")
+        .args([
+            "-c",
+            "import fcntl,sys,time\nf=open(sys.argv[1],'a+')\nfcntl.flock(f,fcntl.LOCK_EX)\nf.truncate(0);f.write('4242 test-holder');f.flush()\nprint('held',flush=True)\ntime.sleep(60)",
+        ])
+        .arg(w.pm().join("lock"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "held");
+    holder
+}
