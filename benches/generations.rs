@@ -45,6 +45,7 @@ fn hp(home: &Path, url: &str, args: &[&str]) -> Command {
         .env("HERMES_PLUGINS_INDEX_URL", url)
         .env("NO_PROXY", "127.0.0.1,localhost")
         .env_remove("HERMES_PLUGINS_CORE")
+        .env("HERMES_PLUGINS_NO_CORE", "1")
         .args(args);
     cmd
 }

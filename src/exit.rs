@@ -49,6 +49,9 @@ pub enum Code {
     Removed,
     /// Nothing is published yet (exit 1).
     NoGeneration,
+    /// No Hermes core is known: name one (`--core`) or resolve without it (`--no-core`)
+    /// (exit 1).
+    NoCore,
     /// Any other refusal (exit 1).
     Refused,
     /// Another writer held the lock past `--lock-timeout` (exit 3).
@@ -65,7 +68,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 16] = [
         Code::Usage,
         Code::NotFound,
         Code::Invalid,
@@ -75,6 +78,7 @@ impl Code {
         Code::Conflict,
         Code::Removed,
         Code::NoGeneration,
+        Code::NoCore,
         Code::Refused,
         Code::LockBusy,
         Code::Network,
@@ -95,6 +99,7 @@ impl Code {
             Code::Conflict => "conflict",
             Code::Removed => "removed",
             Code::NoGeneration => "no-generation",
+            Code::NoCore => "no-core",
             Code::Refused => "refused",
             Code::LockBusy => "lock-busy",
             Code::Network => "network",

@@ -66,6 +66,7 @@ fn interactive(w: &World, args: &[&str], answers: &[(&str, &str)]) -> (i32, Stri
         .env("NO_PROXY", "127.0.0.1,localhost")
         .env("NO_COLOR", "1")
         .env_remove("HERMES_PLUGINS_CORE")
+        .env("HERMES_PLUGINS_NO_CORE", "1")
         .current_dir(repo())
         .output()
         .unwrap();

@@ -632,3 +632,118 @@ fn a_real_pypi_dependency_installs_where_uv_reaches_pypi() {
     let version = w.venv_python("import six; print(six.__version__)");
     assert!(version.starts_with("1."), "{version}");
 }
+
+/// Whether a `hermes` command is on PATH (it would be found as the core).
+fn hermes_on_path() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("hermes").is_file()))
+}
+
+#[test]
+fn the_environment_is_recorded_and_core_is_never_guessed() {
+    let w = World::new();
+    let repo = w.tmp.path().join("weather-repo");
+    git_plugin(&repo, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    let url = file_url(&repo);
+    let bare = |args: &[&str]| {
+        let mut c = w.cmd(args);
+        c.env_remove("HERMES_PLUGINS_NO_CORE");
+        c
+    };
+    // With no core known, publishing is refused, naming both ways out; nothing changes.
+    if !hermes_on_path() {
+        let out = bare(&["--json", "install", &url, "--enable", "--yes-deps"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["error"]["code"], "no-core", "{doc:#}");
+        let message = doc["error"]["message"].as_str().unwrap();
+        assert!(message.contains("--core") && message.contains("--no-core"));
+        assert_eq!(w.current(), None);
+        assert_eq!(w.json(&["list"])["plugins"], serde_json::json!([]));
+    }
+
+    // --no-core is a choice: recorded with the index this run used, shown by list and env.
+    succeeded(
+        bare(&["install", &url, "--enable", "--yes-deps", "--no-core"])
+            .output()
+            .unwrap(),
+    );
+    let config = w.json(&["config", "get"]);
+    assert_eq!(config["settings"]["core"], "none", "{config:#}");
+    assert_eq!(config["settings"]["index-url"], w.index.url());
+    assert!(
+        w.json(&["list"])["core"]
+            .as_str()
+            .unwrap()
+            .starts_with("none: resolved without Hermes core")
+    );
+    assert!(
+        w.json(&["env"])["core"]
+            .as_str()
+            .unwrap()
+            .starts_with("none")
+    );
+
+    // Later commands use what was recorded: no core flag, no index in the environment.
+    let later = |args: &[&str]| {
+        succeeded(
+            bare(args)
+                .env_remove("HERMES_PLUGINS_INDEX_URL")
+                .output()
+                .unwrap(),
+        )
+    };
+    later(&["disable", "weather"]);
+    later(&["enable", "weather", "--yes-deps"]);
+    assert_eq!(
+        w.venv_python("import weatherlib; print(weatherlib.__version__)"),
+        "1.0.0"
+    );
+
+    // config set/get/unset, and what it refuses.
+    w.ok(&["config", "set", "quarantine-days", "7"]);
+    assert_eq!(w.json(&["config", "get", "quarantine-days"])["value"], 7);
+    w.ok(&["config", "unset", "quarantine-days"]);
+    assert_eq!(
+        w.json(&["config", "get", "quarantine-days"])["value"],
+        Value::Null
+    );
+    assert_eq!(w.run(&["config", "set", "colour", "blue"]).0, Some(2));
+    assert_eq!(
+        w.run(&["config", "set", "core", "/no/such/core"]).0,
+        Some(2)
+    );
+
+    // An installed Hermes as core: its distributions pin, the change shows in the diff.
+    let Some(hermes) = std::env::var_os("HERMES_PLUGINS_HERMES_PYTHON").filter(|p| !p.is_empty())
+    else {
+        return;
+    };
+    let core = format!("installed:{}", std::path::PathBuf::from(hermes).display());
+    w.ok(&["config", "set", "core", &core]);
+    let out = bare(&["--json", "sync", "--yes-deps"])
+        .env_remove("HERMES_PLUGINS_INDEX_URL")
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&succeeded(out)).unwrap();
+    let changes = doc["generation"]["changes"].to_string();
+    assert!(
+        changes.contains("core: none -> hermes-agent 0.19.0 (installed "),
+        "{doc:#}"
+    );
+    let generation = read_json(
+        &w.pm()
+            .join("generations")
+            .join(w.current().unwrap().to_string())
+            .join("generation.json"),
+    );
+    assert_eq!(generation["core"]["version"], "0.19.0");
+    assert!(
+        generation["core"]["origin"]
+            .as_str()
+            .unwrap()
+            .starts_with("installed ")
+    );
+}

@@ -33,6 +33,7 @@ fn request(index: &TestIndex, cache: &std::path::Path, reqs: &[&str]) -> EngineR
         },
         requirements: reqs.iter().map(|r| r.parse().unwrap()).collect(),
         preferences: Vec::new(),
+        constraints: Vec::new(),
         cutoffs: BTreeMap::new(),
     }
 }

@@ -417,6 +417,13 @@ fn every_command_prints_json_that_follows_its_schema() {
         None,
     );
 
+    // The recorded environment.
+    contract(&w, &["config", "get"], 0, None);
+    contract(&w, &["config", "get", "core"], 0, None);
+    contract(&w, &["config", "set", "quarantine-days", "10"], 0, None);
+    contract(&w, &["config", "unset", "quarantine-days"], 0, None);
+    contract(&w, &["config", "set", "colour", "x"], 2, Some("usage"));
+
     // Usage errors, the lock, exec.
     contract(&w, &["--bogus"], 2, Some("usage"));
     contract(&w, &["install"], 2, Some("usage"));

@@ -220,14 +220,16 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                     dir.display()
                 )));
             }
+            // A catalog is resolved against the core named here, never a home's settings.
+            let found = resolver.environment(&crate::state::settings::Settings::default())?;
             let base = Request {
-                core: resolver.core_inputs()?,
-                extras: resolver.extras.clone(),
+                core: found.core,
+                extras: found.extras,
                 plugins: Vec::new(),
-                python: manage::find_python(resolver.python.as_ref())?,
+                python: found.python,
                 cache_dir: home(global).join("pm").join("cache").join("uv"),
-                index: resolver.index_config(),
-                quarantine_days: resolver.quarantine_days,
+                index: found.index,
+                quarantine_days: found.quarantine_days,
                 now: crate::resolve::quarantine::now_from_env().map_err(CliError::usage)?,
                 previous: None,
             };

@@ -35,9 +35,13 @@ pub struct ShowArgs {
 pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::read_context(global);
     let rows = query::list(&cx, args.all_profiles).map_err(|e| manage::failure(e, global))?;
+    let core = query::current_core(&cx);
     if global.json {
-        manage::print_json(Schema::List, &json!({ "plugins": rows }));
+        manage::print_json(Schema::List, &json!({ "core": core, "plugins": rows }));
         return Ok(Status::Ok);
+    }
+    if let Some(core) = &core {
+        outln!("core: {core}");
     }
     if rows.is_empty() {
         outln!("No plugins installed under {}", cx.layout.pm.display());
@@ -108,6 +112,7 @@ pub fn env(global: &GlobalArgs) -> Result<Status, CliError> {
         doc["generation"],
         doc["path"].as_str().unwrap_or("")
     );
+    outln!("core       {}", doc["core"].as_str().unwrap_or(""));
     outln!(
         "python     {}",
         doc["python"]["executable"].as_str().unwrap_or("")

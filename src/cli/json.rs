@@ -34,6 +34,8 @@ pub enum Schema {
     Review,
     /// `catalog resolve-all`.
     ResolveAll,
+    /// `config`.
+    Config,
 }
 
 impl Schema {
@@ -54,6 +56,7 @@ impl Schema {
             Schema::ValidateReport => "validate-report.schema.json",
             Schema::Review => "review.schema.json",
             Schema::ResolveAll => "resolve-all.schema.json",
+            Schema::Config => "config.schema.json",
         }
     }
 

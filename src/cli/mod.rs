@@ -20,6 +20,7 @@ macro_rules! errln {
 
 pub mod catalog;
 pub mod completions;
+pub mod config;
 pub mod exec;
 pub mod generations;
 pub mod inspect;
@@ -228,6 +229,8 @@ pub enum Command {
     Env,
     /// Run an agent (an unmodified Hermes) on the current generation, leased for its whole life
     Exec(exec::ExecArgs),
+    /// Show or change the recorded environment: Hermes core, interpreter, indexes
+    Config(config::ConfigArgs),
     /// Catalog reviewer tools: check entries, review a change, resolve every entry with core
     Catalog(catalog::CatalogArgs),
     /// Search the catalog by name, description, tags and tool names
@@ -397,6 +400,7 @@ pub fn main() -> ExitCode {
         Command::Verify => inspect::verify(&cli.global),
         Command::Env => inspect::env(&cli.global),
         Command::Exec(args) => exec::run(args, &cli.global),
+        Command::Config(args) => config::run(args, &cli.global),
         Command::Catalog(args) => catalog::run(args, &cli.global),
         Command::Search(args) => catalog::search(args, &cli.global),
         Command::Nix(args) => nix::run(args, &cli.global),

@@ -10,7 +10,7 @@ use crate::resolve::lock::{Lock, LockDiff};
 use crate::resolve::quarantine;
 use crate::resolve::{self, Failure, Request};
 
-use super::manage::{ResolverArgs, find_python, home};
+use super::manage::{ResolverArgs, home};
 use super::{CliError, Code, GlobalArgs, Status};
 
 /// Arguments of `resolve`.
@@ -69,7 +69,10 @@ pub fn print_conflict(conflict: &resolve::conflict::Conflict) {
 pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let home = home(global);
     let now = quarantine::now_from_env().map_err(CliError::usage)?;
-    let core = args.resolver.core_inputs()?;
+    let settings =
+        crate::state::settings::Settings::read(&crate::home::Layout::new(&home).settings())
+            .map_err(|e| CliError::coded(Code::Io, e.to_string()))?;
+    let found = args.resolver.environment(&settings)?;
     let mut warnings = Vec::new();
     let plugins = if args.plugins.is_empty() {
         let (plugins, w) =
@@ -92,19 +95,18 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             ));
         }
     }
-    let index = args.resolver.index_config();
     let previous = match &args.lock {
         Some(path) => read_lock(path)?,
         None => None,
     };
     let request = Request {
-        core,
-        extras: args.resolver.extras.clone(),
+        core: found.core,
+        extras: found.extras,
         plugins,
-        python: find_python(args.resolver.python.as_ref())?,
+        python: found.python,
         cache_dir: home.join("pm").join("cache").join("uv"),
-        index,
-        quarantine_days: args.resolver.quarantine_days,
+        index: found.index,
+        quarantine_days: found.quarantine_days,
         now,
         previous: previous.clone(),
     };

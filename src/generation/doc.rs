@@ -22,11 +22,41 @@ pub struct CoreIdentity {
     /// Project version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// sha256 of core's `uv.lock`.
+    /// sha256 of what pins core: its `uv.lock`, or (installed) its distributions' list.
     pub lock_sha256: String,
     /// Extras selected.
     #[serde(default)]
     pub extras: Vec<String>,
+    /// Where core came from: `checkout <dir>` or `installed <python>` (absent in older
+    /// generations: a checkout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+}
+
+impl CoreIdentity {
+    /// `hermes-agent 0.19.0 (installed /venv/bin/python)`.
+    pub fn describe(&self) -> String {
+        let mut text = format!("{} {}", self.name, self.version.as_deref().unwrap_or("?"));
+        if let Some(origin) = &self.origin {
+            text.push_str(&format!(" ({origin})"));
+        }
+        text
+    }
+}
+
+/// The package indexes a generation was resolved and built from (credentials never
+/// recorded).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexRecord {
+    /// The primary index (absent: PyPI, unless only find-links were given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Further indexes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra: Vec<String>,
+    /// Find-links locations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub find_links: Vec<String>,
 }
 
 /// The Python environment inside the generation.
@@ -108,6 +138,9 @@ pub struct GenerationDoc {
     /// the network).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution_digest: Option<String>,
+    /// The indexes (absent in older generations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<IndexRecord>,
     /// Hermes core, if the resolution included it.
     #[serde(default)]
     pub core: Option<CoreIdentity>,

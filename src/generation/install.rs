@@ -230,7 +230,7 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
         .resolve(
             &dispatch,
             &in_memory_index,
-            requirements,
+            (requirements, Vec::new()),
             Preferences::default(),
             options,
             &hasher,

@@ -84,6 +84,11 @@ impl Layout {
         join_key(&self.home.join("plugin-data"), key)
     }
 
+    /// `pm/settings.json`: the recorded core, interpreter and indexes.
+    pub fn settings(&self) -> PathBuf {
+        self.pm.join("settings.json")
+    }
+
     /// `pm/audit.log`: who granted what, when.
     pub fn audit_log(&self) -> PathBuf {
         self.pm.join("audit.log")

@@ -1,8 +1,6 @@
 //! The one path every mutating operation takes: selections → generation inputs → (no-op |
 //! consent → resolve → build → publish with the user-file edits) in one transaction.
 
-use crate::exit::Code;
-use crate::resolve::engine::EngineError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -11,10 +9,15 @@ use sha2::{Digest, Sha256};
 use super::consent_step::{self, Decisions, GrantFlags};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::consent::audit;
+use crate::exit::Code;
 use crate::generation::build::{self, BuildInputs};
 use crate::generation::doc;
-use crate::generation::doc::{CoreIdentity, GenPlugin, GenerationDoc, ProfileSelection, PythonEnv};
+use crate::generation::doc::{
+    CoreIdentity, GenPlugin, GenerationDoc, IndexRecord, ProfileSelection, PythonEnv,
+};
 use crate::generation::publish::{self, Transaction};
+use crate::resolve::engine::EngineError;
+use crate::resolve::inputs::CoreOrigin;
 use crate::resolve::{self, Failure, Request, inputs};
 use crate::state::config_edit;
 use crate::state::installed::Installed;
@@ -83,15 +86,82 @@ fn read_text(path: &std::path::Path) -> Result<Option<String>, ManagerError> {
     }
 }
 
+/// Core as a generation records it.
+fn core_identity(cx: &Context) -> Option<CoreIdentity> {
+    cx.core.as_ref().map(|c| CoreIdentity {
+        name: c.project.name.clone(),
+        version: c.project.version.clone(),
+        lock_sha256: c.identity.clone(),
+        extras: cx.extras.clone(),
+        origin: Some(match c.origin {
+            CoreOrigin::Checkout => format!("checkout {}", c.dir.display()),
+            CoreOrigin::Installed => format!("installed {}", c.dir.display()),
+        }),
+    })
+}
+
+/// The indexes as a generation records them (credentials stripped).
+fn index_record(index: &crate::resolve::engine::IndexConfig) -> IndexRecord {
+    IndexRecord {
+        url: index
+            .index_url
+            .as_deref()
+            .map(crate::text::strip_credentials),
+        extra: index
+            .extra_index_urls
+            .iter()
+            .map(|u| crate::text::strip_credentials(u))
+            .collect(),
+        find_links: index.find_links.clone(),
+    }
+}
+
+/// What changed in the environment between two generations, for people: core, the
+/// interpreter, the indexes.
+fn input_changes(old: &GenerationDoc, new: &GenerationDoc) -> Vec<String> {
+    let core = |d: &GenerationDoc| {
+        d.core
+            .as_ref()
+            .map_or_else(|| "none".to_string(), CoreIdentity::describe)
+    };
+    let mut out = Vec::new();
+    if old.core.as_ref().map(|c| &c.lock_sha256) != new.core.as_ref().map(|c| &c.lock_sha256)
+        || core(old) != core(new)
+    {
+        out.push(format!("core: {} -> {}", core(old), core(new)));
+    }
+    if old.python.base != new.python.base {
+        out.push(format!(
+            "python: {} -> {}",
+            old.python.base, new.python.base
+        ));
+    }
+    if let (Some(a), Some(b)) = (&old.index, &new.index)
+        && a != b
+    {
+        out.push(format!(
+            "index: {} -> {}",
+            serde_json::to_string(a).unwrap_or_default(),
+            serde_json::to_string(b).unwrap_or_default()
+        ));
+    }
+    out
+}
+
 /// What every digest covers: core's identity, extras, the interpreter, the indexes and the
 /// quarantine window (in this order: digests of existing generations depend on it).
 fn environment(cx: &Context) -> serde_json::Map<String, serde_json::Value> {
-    let core = cx.core.as_ref().map(|c| {
-        serde_json::json!({
+    let core = cx.core.as_ref().map(|c| match c.origin {
+        CoreOrigin::Checkout => serde_json::json!({
             "name": c.project.name,
             "lock": file_sha256(&c.lock.path),
             "pyproject": file_sha256(&c.project.path),
-        })
+        }),
+        CoreOrigin::Installed => serde_json::json!({
+            "name": c.project.name,
+            "installed": c.identity,
+            "python": c.dir.display().to_string(),
+        }),
     });
     let mut doc = serde_json::Map::new();
     doc.insert("core".into(), serde_json::json!(core));
@@ -433,6 +503,12 @@ pub fn apply(
     }
 
     // 4. Resolve: core + every enabled plugin, preferring the current lock.
+    if !cx.core_known {
+        return Err(ManagerError::coded(
+            Code::NoCore,
+            "no Hermes core is known to resolve against: pass --core (a checkout with pyproject.toml and uv.lock, or installed:PYTHON for an installed Hermes; it is recorded) or --no-core to resolve without core pins and quarantine; nothing was changed",
+        ));
+    }
     let mut plugin_inputs = Vec::new();
     for p in &plugins {
         let dir = store.path_of(&p.store_key);
@@ -584,12 +660,8 @@ pub fn apply(
         operation: change.operation.clone(),
         inputs_digest: digest,
         resolution_digest: Some(resolution),
-        core: cx.core.as_ref().map(|c| CoreIdentity {
-            name: c.project.name.clone(),
-            version: c.project.version.clone(),
-            lock_sha256: file_sha256(&c.lock.path),
-            extras: cx.extras.clone(),
-        }),
+        index: Some(index_record(&cx.index)),
+        core: core_identity(cx),
         python: PythonEnv {
             base: cx.python.display().to_string(),
             version: lock.python.version.clone(),
@@ -650,9 +722,9 @@ pub fn apply(
     let changes = match &current {
         Some(old) => {
             let diff = crate::resolve::lock::LockDiff::between(&old.lock, &lock);
-            diff.added
-                .iter()
-                .map(|(n, v)| format!("+ {n} {v}"))
+            input_changes(old, &built)
+                .into_iter()
+                .chain(diff.added.iter().map(|(n, v)| format!("+ {n} {v}")))
                 .chain(diff.removed.iter().map(|(n, v)| format!("- {n} {v}")))
                 .chain(
                     diff.changed

@@ -1,7 +1,6 @@
 //! `install`, `update` and `remove`: fetching into the store, validating, recording in
 //! `installed.json`, and handing selection changes to [`super::apply`].
 
-use crate::exit::Code;
 use std::path::{Path, PathBuf};
 
 use super::apply::{self, Applied, Change, SelectionEdit};
@@ -10,6 +9,7 @@ use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::check;
 use crate::consent::surface::{Surface, SurfaceDiff};
 use crate::diag::Severity;
+use crate::exit::Code;
 use crate::generation::scratch::Scratch;
 use crate::package::{self, Content, Mode};
 use crate::source::{self, Fetched, SourceSpec};

@@ -69,6 +69,9 @@ pub struct Context {
     pub profile: String,
     /// Hermes core, when configured.
     pub core: Option<CoreInputs>,
+    /// Whether `core` was decided (a core, or `--no-core`): a generation is never resolved
+    /// against an environment nobody chose.
+    pub core_known: bool,
     /// Core extras.
     pub extras: Vec<String>,
     /// The target interpreter.

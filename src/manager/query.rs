@@ -1,13 +1,13 @@
 //! Views (`list`, `show`, `env`, `generations list`, `verify`) and the generation-level
 //! operations (`rollback`, `gc`).
 
-use crate::exit::Code;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
 use super::apply::{self, SelectionEdit};
 use super::{Context, ManagerError};
+use crate::exit::Code;
 use crate::generation::doc::GenerationDoc;
 use crate::generation::gc::{self, GcReport};
 use crate::generation::publish::{self, Transaction};
@@ -259,10 +259,25 @@ pub fn env(cx: &Context) -> Result<Value, ManagerError> {
             "version": doc.python.version,
             "base": doc.python.base,
         },
+        "core": core_of(&doc),
         "sys_path": [dir.join(&doc.python.site_packages)],
         "plugins": plugins,
         "lease": dir.join("generation.json"),
     }))
+}
+
+/// How a generation's core is shown: `hermes-agent 0.19.0 (installed …)`, or that it was
+/// resolved without one.
+pub fn core_of(doc: &GenerationDoc) -> String {
+    doc.core.as_ref().map_or_else(
+        || "none: resolved without Hermes core (no core pins, no quarantine)".to_string(),
+        |c| c.describe(),
+    )
+}
+
+/// The current generation's core, as [`core_of`] shows it (`None`: nothing published).
+pub fn current_core(cx: &Context) -> Option<String> {
+    apply::current_doc(cx).map(|d| core_of(&d))
 }
 
 /// One row of `generations list`.

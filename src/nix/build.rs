@@ -313,6 +313,7 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
                 .collect::<String>()
         ),
         resolution_digest: None,
+        index: None,
         core: None,
         python: PythonEnv {
             base: installed.base_python.display().to_string(),

@@ -78,6 +78,9 @@ pub struct EngineRequest {
     pub requirements: Vec<Requirement<VerbatimUrl>>,
     /// Versions to keep when they still satisfy everything.
     pub preferences: Vec<(PackageName, Version)>,
+    /// Versions a package must have if anything requires it (an installed Hermes's
+    /// distributions), without requiring it.
+    pub constraints: Vec<Requirement<VerbatimUrl>>,
     /// Per-package upload-time cutoffs; packages not listed have none.
     pub cutoffs: BTreeMap<PackageName, jiff::Timestamp>,
 }
@@ -607,7 +610,10 @@ impl Session {
         &self,
         dispatch: &BuildDispatch<'_>,
         in_memory_index: &uv_resolver::InMemoryIndex,
-        requirements: Vec<uv_distribution_types::Requirement>,
+        (requirements, constraints): (
+            Vec<uv_distribution_types::Requirement>,
+            Vec<uv_distribution_types::Requirement>,
+        ),
         preferences: Preferences,
         options: uv_resolver::Options,
         hasher: &HashStrategy,
@@ -617,7 +623,7 @@ impl Session {
         let python_requirement = PythonRequirement::from_interpreter(&self.interpreter);
         let manifest = Manifest::new(
             requirements,
-            Constraints::default(),
+            Constraints::from_requirements(constraints.into_iter()),
             Overrides::default(),
             Excludes::default(),
             preferences,
@@ -702,6 +708,11 @@ async fn resolve_in(
         .iter()
         .map(registry_requirement)
         .collect::<Result<Vec<_>, _>>()?;
+    let constraints = request
+        .constraints
+        .iter()
+        .map(registry_requirement)
+        .collect::<Result<Vec<_>, _>>()?;
     let preferences = Preferences::from_iter(
         request
             .preferences
@@ -722,7 +733,7 @@ async fn resolve_in(
         .resolve(
             build_dispatch,
             in_memory_index,
-            requirements,
+            (requirements, constraints),
             preferences,
             options,
             &hasher,

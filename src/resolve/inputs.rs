@@ -92,14 +92,33 @@ pub struct Excluded {
 /// Hermes core as an input.
 #[derive(Debug, Clone)]
 pub struct CoreInputs {
-    /// The checkout.
+    /// Where core comes from.
+    pub origin: CoreOrigin,
+    /// The checkout, or the installed environment's interpreter.
     pub dir: PathBuf,
+    /// sha256 (hex) of what pins core: the checkout's `uv.lock`, or the installed
+    /// distributions (`name==version` lines, sorted).
+    pub identity: String,
     /// Its project metadata.
     pub project: CoreProject,
     /// Its lock (the quarantine list and the preferred versions).
     pub lock: CoreLock,
-    /// Its requirements, with the selected extras.
+    /// Its requirements, with the selected extras (none for an installed Hermes: what it needs
+    /// is installed already).
     pub requirements: Vec<Labelled>,
+    /// Versions plugins must share with it: an installed Hermes's distributions, exactly (a
+    /// plugin cannot move what the agent imports).
+    pub constraints: Vec<Requirement<VerbatimUrl>>,
+}
+
+/// Where Hermes core comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoreOrigin {
+    /// A checkout: `pyproject.toml` + `uv.lock`.
+    Checkout,
+    /// An installed Hermes: the interpreter whose environment has `hermes-agent`; its
+    /// installed distributions are core's pins.
+    Installed,
 }
 
 /// A plugin as an input.
@@ -147,6 +166,14 @@ pub enum InputError {
         /// What is wrong.
         message: String,
     },
+    /// The interpreter of an installed Hermes could not be asked, or has no `hermes-agent`.
+    #[error("{python}: {message}")]
+    Installed {
+        /// The interpreter.
+        python: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// The default profile's configuration could not be read.
     #[error("cannot read the selection of the default profile: {0}")]
     Profile(#[from] profiles::ProfileError),
@@ -161,6 +188,124 @@ impl CoreInputs {
     pub fn load(dir: &Path, extras: &[String]) -> Result<CoreInputs, InputError> {
         let project = CoreProject::load(dir)?;
         let lock = CoreLock::load(dir)?;
+        let identity = std::fs::read(&lock.path)
+            .map(|b| hex_sha256(&b))
+            .unwrap_or_default();
+        Self::from_parts(CoreOrigin::Checkout, dir, identity, project, lock, extras)
+    }
+
+    /// Asks the interpreter of an installed Hermes for `hermes-agent`'s requirements and every
+    /// installed distribution: the distributions are core's pins (what the agent imports), the
+    /// requirements and extras as the wheel's metadata states them.
+    pub fn installed(python: &Path, extras: &[String]) -> Result<CoreInputs, InputError> {
+        let failed = |message: String| InputError::Installed {
+            python: python.to_path_buf(),
+            message,
+        };
+        let out = std::process::Command::new(python)
+            .args(["-I", "-c", INSTALLED_SCRIPT])
+            .output()
+            .map_err(|e| failed(format!("cannot run it: {e}")))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let facts: InstalledFacts = serde_json::from_str(text.trim()).map_err(|e| {
+            failed(format!(
+                "did not describe its environment ({e}): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        })?;
+        if let Some(error) = facts.error {
+            return Err(failed(error));
+        }
+        let mut optional: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut dependencies = Vec::new();
+        for raw in &facts.requires {
+            let Ok(mut requirement) = Requirement::<VerbatimUrl>::parse(raw, python) else {
+                continue;
+            };
+            let extra = EXTRA_MARKER.captures(raw).map(|c| c[1].to_string());
+            match extra {
+                Some(extra) => {
+                    let Ok(name) = uv_normalize::ExtraName::from_str(&extra) else {
+                        continue;
+                    };
+                    requirement.marker = requirement.marker.simplify_extras(&[name]);
+                    optional
+                        .entry(extra)
+                        .or_default()
+                        .push(requirement.to_string());
+                }
+                None => dependencies.push(raw.clone()),
+            }
+        }
+        let mut pins: Vec<String> = facts
+            .installed
+            .iter()
+            .map(|(name, version)| format!("{name}=={version}"))
+            .collect();
+        pins.sort();
+        pins.dedup();
+        let identity = hex_sha256(pins.join("\n").as_bytes());
+        let mut packages = BTreeMap::new();
+        for (name, version) in &facts.installed {
+            let (Ok(name), Ok(version)) = (
+                PackageName::from_str(name),
+                uv_pep440::Version::from_str(version),
+            ) else {
+                continue;
+            };
+            if name == hermes() {
+                continue;
+            }
+            packages.insert(
+                name.clone(),
+                crate::hermes_core::LockedPackage {
+                    name,
+                    version,
+                    registry: Some("installed".to_string()),
+                },
+            );
+        }
+        let project = CoreProject {
+            path: python.to_path_buf(),
+            name: "hermes-agent".to_string(),
+            version: Some(facts.version),
+            dependencies,
+            optional_dependencies: optional,
+            exclude_newer: None,
+            exclude_newer_package: BTreeMap::new(),
+        };
+        let constraints = packages
+            .values()
+            .filter_map(|p| {
+                Requirement::<VerbatimUrl>::parse(&format!("{}=={}", p.name, p.version), python)
+                    .ok()
+            })
+            .collect();
+        let lock = CoreLock {
+            path: python.to_path_buf(),
+            packages,
+        };
+        let mut core = Self::from_parts(
+            CoreOrigin::Installed,
+            python,
+            identity,
+            project,
+            lock,
+            extras,
+        )?;
+        core.requirements.clear();
+        core.constraints = constraints;
+        Ok(core)
+    }
+
+    fn from_parts(
+        origin: CoreOrigin,
+        dir: &Path,
+        identity: String,
+        project: CoreProject,
+        lock: CoreLock,
+        extras: &[String],
+    ) -> Result<CoreInputs, InputError> {
         let mut requirements = Vec::new();
         let parse =
             |raw: &String, source: Source| -> Result<Labelled, InputError> {
@@ -202,12 +347,71 @@ impl CoreInputs {
         requirements
             .retain(|r| !matches!(r.requirement.version_or_url, Some(VersionOrUrl::Url(_))));
         Ok(CoreInputs {
+            origin,
             dir: dir.to_path_buf(),
+            identity,
             project,
             lock,
             requirements,
+            constraints: Vec::new(),
         })
     }
+
+    /// How core is described to people: `hermes-agent 0.19.0 (installed in /venv/bin/python)`.
+    pub fn describe(&self) -> String {
+        let version = self.project.version.as_deref().unwrap_or("?");
+        match self.origin {
+            CoreOrigin::Checkout => format!(
+                "{} {version} (checkout {})",
+                self.project.name,
+                self.dir.display()
+            ),
+            CoreOrigin::Installed => format!(
+                "{} {version} (installed, {})",
+                self.project.name,
+                self.dir.display()
+            ),
+        }
+    }
+}
+
+/// `extra == "name"` in a Requires-Dist marker.
+static EXTRA_MARKER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#"extra\s*==\s*['"]([^'"]+)['"]"#).expect("valid regex")
+});
+
+/// Run with `-I` in the installed Hermes's interpreter: `hermes-agent`'s version and
+/// Requires-Dist, and every installed distribution.
+const INSTALLED_SCRIPT: &str = r#"
+import json
+from importlib import metadata
+try:
+    dist = metadata.distribution("hermes-agent")
+except metadata.PackageNotFoundError:
+    print(json.dumps({"error": "hermes-agent is not installed in this interpreter's environment"}))
+else:
+    installed = sorted({(d.metadata["Name"], d.version) for d in metadata.distributions() if d.metadata["Name"]})
+    print(json.dumps({"version": dist.version, "requires": dist.requires or [], "installed": installed}))
+"#;
+
+#[derive(serde::Deserialize)]
+struct InstalledFacts {
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    version: String,
+    #[serde(default)]
+    requires: Vec<String>,
+    #[serde(default)]
+    installed: Vec<(String, String)>,
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Loads a plugin directory's managed requirements.

@@ -187,6 +187,13 @@ impl BatchResolver {
 
 fn quarantine_of(request: &Request) -> Result<Quarantine, Failure> {
     match &request.core {
+        // An installed Hermes's versions are exact constraints: nothing newer can be picked.
+        Some(core) if core.origin == inputs::CoreOrigin::Installed => Ok(Quarantine {
+            days: request.quarantine_days,
+            now: request.now,
+            cutoffs: BTreeMap::new(),
+            exempt: Vec::new(),
+        }),
         Some(core) => Quarantine::compute(
             &core.lock,
             &core.project,
@@ -230,6 +237,11 @@ fn engine_request(
         index: request.index.clone(),
         requirements: labelled.iter().map(|l| l.requirement.clone()).collect(),
         preferences: preferences.into_iter().collect(),
+        constraints: request
+            .core
+            .iter()
+            .flat_map(|c| c.constraints.iter().cloned())
+            .collect(),
         cutoffs: quarantine
             .cutoffs
             .iter()
@@ -249,14 +261,26 @@ fn finish(
             lock: build_lock(request, labelled, resolved),
             quarantine,
         }),
-        Err(EngineError::NoSolution(no)) => Err(Failure::Conflict(Box::new(conflict::explain(
-            &no.packages,
-            &no.listed,
-            labelled,
-            &quarantine,
-            &no.report,
-            &no.hints,
-        )))),
+        Err(EngineError::NoSolution(no)) => {
+            // An installed core's constraints are demands of core too: the explanation names
+            // them (`core requires httpx==0.28.1`).
+            let mut demands = labelled.to_vec();
+            if let Some(core) = &request.core {
+                demands.extend(core.constraints.iter().map(|c| Labelled {
+                    source: Source::Core,
+                    raw: c.to_string(),
+                    requirement: c.clone(),
+                }));
+            }
+            Err(Failure::Conflict(Box::new(conflict::explain(
+                &no.packages,
+                &no.listed,
+                &demands,
+                &quarantine,
+                &no.report,
+                &no.hints,
+            ))))
+        }
         Err(e) => Err(Failure::of_engine(e)),
     }
 }

@@ -4,3 +4,4 @@
 pub mod config_edit;
 pub mod installed;
 pub mod profiles;
+pub mod settings;

@@ -27,6 +27,7 @@ pub fn bin() -> Command {
     let mut cmd = Command::cargo_bin("hermes-plugins").expect("binary builds");
     cmd.current_dir(repo());
     cmd.env_remove("HERMES_PLUGINS_CORE");
+    cmd.env("HERMES_PLUGINS_NO_CORE", "1");
     cmd.env_remove("HERMES_PLUGINS_DEBUG");
     cmd.env("NO_COLOR", "1");
     cmd

@@ -132,6 +132,7 @@ impl World {
         let mut c = StdCommand::new(assert_cmd::cargo::cargo_bin("hermes-plugins"));
         c.current_dir(repo())
             .env_remove("HERMES_PLUGINS_CORE")
+            .env("HERMES_PLUGINS_NO_CORE", "1")
             .env_remove("HERMES_PLUGINS_DEBUG")
             .env("NO_COLOR", "1")
             .env("HERMES_HOME", &self.home)

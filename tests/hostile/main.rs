@@ -275,6 +275,8 @@ fn run_case(case: &corpus::Case) -> Result<(), String> {
         .env("HERMES_PLUGINS_NOW", world::NOW)
         .env("HERMES_PLUGINS_INDEX_URL", "http://127.0.0.1:9/simple")
         .env("HERMES_PLUGINS_LOCK_TIMEOUT", "10")
+        .env("HERMES_PLUGINS_NO_CORE", "1")
+        .env_remove("HERMES_PLUGINS_CORE")
         .env_remove("HERMES_PLUGINS_CATALOG")
         .env_remove("HERMES_PLUGINS_DEBUG")
         .env_remove("HERMES_PLUGINS_FAULT")
