@@ -52,6 +52,9 @@ pub enum Code {
     /// No Hermes core is known: name one (`--core`) or resolve without it (`--no-core`)
     /// (exit 1).
     NoCore,
+    /// `--plan HASH` names a consent plan that is no longer what the operation would ask
+    /// (exit 1).
+    PlanChanged,
     /// Any other refusal (exit 1).
     Refused,
     /// Another writer held the lock past `--lock-timeout` (exit 3).
@@ -68,7 +71,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 16] = [
+    pub const ALL: [Code; 17] = [
         Code::Usage,
         Code::NotFound,
         Code::Invalid,
@@ -79,6 +82,7 @@ impl Code {
         Code::Removed,
         Code::NoGeneration,
         Code::NoCore,
+        Code::PlanChanged,
         Code::Refused,
         Code::LockBusy,
         Code::Network,
@@ -100,6 +104,7 @@ impl Code {
             Code::Removed => "removed",
             Code::NoGeneration => "no-generation",
             Code::NoCore => "no-core",
+            Code::PlanChanged => "plan-changed",
             Code::Refused => "refused",
             Code::LockBusy => "lock-busy",
             Code::Network => "network",

@@ -483,3 +483,101 @@ fn generation_records_the_consent_snapshot() {
     );
     let _ = Path::new("");
 }
+
+#[test]
+fn consent_plans_are_data_and_stale_plans_are_refused() {
+    let w = World::new();
+    let extra = "capabilities:\n  - llm.model_override\nrequires_env:\n  - name: PLAN_TOKEN\n    description: a token\npython_dependencies:\n  - \"weatherlib==1.0.0\"\n";
+    let dir = repo_with(&w, "planned", &files("planned", "1.0.0", extra, &["go"]));
+    let url = file_url(&dir);
+    let dry = w.json(&["install", &url, "--enable", "--dry-run"]);
+    common::follows_its_schema(&dry, None);
+    assert_eq!(dry["dry_run"], true);
+    let plan = &dry["plan"];
+    let kinds: Vec<&str> = plan["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["capability", "env", "dependencies"], "{plan:#}");
+    assert_eq!(
+        plan["approve"],
+        serde_json::json!(["--grant llm.model_override", "--yes-deps"])
+    );
+    assert_eq!(plan["required"], serde_json::json!(["--yes-deps"]));
+    assert_eq!(
+        plan["items"][2]["installs"],
+        serde_json::json!(["colorlib 2.0.0", "weatherlib 1.0.0"])
+    );
+    // A dry run changes nothing, records nothing.
+    assert_eq!(w.current(), None);
+    assert_eq!(w.json(&["list"])["plugins"], serde_json::json!([]));
+    assert!(!w.pm().join("settings.json").exists());
+    assert!(!w.home.join("config.yaml").exists());
+
+    // Approved as shown: applied. The same dry run again gives the same hash.
+    let hash = plan["hash"].as_str().unwrap().to_string();
+    let again = w.json(&["install", &url, "--enable", "--dry-run"]);
+    assert_eq!(again["plan"]["hash"], hash);
+    let done = w.json(&[
+        "install",
+        &url,
+        "--enable",
+        "--yes-deps",
+        "--grant",
+        "llm.model_override",
+        "--plan",
+        &hash,
+    ]);
+    assert_eq!(done["generation"]["published"], true, "{done:#}");
+    assert_eq!(
+        w.json(&["env"])["plugins"][0]["granted_capabilities"],
+        serde_json::json!(["llm.model_override"])
+    );
+
+    // Shown, then the plugin changed: the old plan is refused and nothing moves.
+    let other = repo_with(&w, "later", &files("later", "1.0.0", "", &["x"]));
+    w.ok(&["install", &file_url(&other)]);
+    let shown = w.json(&["enable", "later", "--dry-run"]);
+    let stale = shown["plan"]["hash"].as_str().unwrap().to_string();
+    commit(
+        &other,
+        &files(
+            "later",
+            "1.1.0",
+            "python_dependencies:\n  - \"newslib>=1\"\n",
+            &["x"],
+        ),
+        "v1.1",
+    );
+    w.ok(&["update", "later"]);
+    let before = w.current();
+    let (code, out, _) = w.run(&["--json", "enable", "later", "--yes-deps", "--plan", &stale]);
+    assert_eq!(code, Some(1), "{out}");
+    let refusal: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(refusal["error"]["code"], "plan-changed");
+    assert_eq!(w.current(), before);
+
+    // update --dry-run shows what a new version adds, approved with --yes.
+    commit(
+        &dir,
+        &files("planned", "2.0.0", extra, &["go", "more"]),
+        "v2",
+    );
+    let update = w.json(&["update", "planned", "--dry-run"]);
+    common::follows_its_schema(&update, None);
+    let items = update["plan"]["items"].as_array().unwrap();
+    assert!(
+        items
+            .iter()
+            .any(|i| i["kind"] == "surface" && i["added"].to_string().contains("tool more")),
+        "{update:#}"
+    );
+    assert!(
+        update["plan"]["required"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("--yes"))
+    );
+}

@@ -44,6 +44,9 @@ pub struct InstallArgs {
     /// Capability flags.
     #[command(flatten)]
     pub grants: manage::GrantArgs,
+    /// Consent options.
+    #[command(flatten)]
+    pub plan: manage::PlanArgs,
     /// Environment options.
     #[command(flatten)]
     pub env: EnvArgs,
@@ -51,7 +54,7 @@ pub struct InstallArgs {
 
 /// Runs `install`.
 pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let cx = manage::context(&args.env, global)?;
+    let cx = manage::context(&args.env, global, !args.plan.dry_run)?;
     let cwd = std::env::current_dir().map_err(|e| CliError::environment(e.to_string()))?;
     let home_dir = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let spec = spec::parse(&args.source, &cwd, home_dir.as_deref())
@@ -73,6 +76,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         revoke,
         yes: args.yes,
         allow_removed: args.allow_removed,
+        plan: args.plan.mode(),
     };
     let outcome = if manage::interactive(global) {
         manager::install::install(&cx, &request, &mut TerminalPrompter, &mut feedback)
@@ -85,12 +89,16 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             super::json::Schema::Operation,
             &json!({
                 "operation": "install",
+                "dry_run": args.plan.dry_run,
                 "installed": outcome.plugin,
                 "enabled": outcome.enabled,
                 "warnings": outcome.warnings,
                 "generation": outcome.applied,
+                "plan": outcome.applied.as_ref().and_then(|a| a.plan.as_ref()),
             }),
         );
+    } else if let Some(plan) = outcome.applied.as_ref().and_then(|a| a.plan.as_ref()) {
+        super::manage::print_plan(plan);
     } else {
         for w in &outcome.warnings {
             errln!("warning: {w}");

@@ -301,6 +301,79 @@ pub struct EnvArgs {
     pub catalog: Option<PathBuf>,
 }
 
+/// `--dry-run` and `--plan`: consent as data (see [`crate::manager::plan`]).
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
+    /// Change nothing: print the consent plan — what would be asked, the flags that approve
+    /// it, its hash
+    #[arg(long, conflicts_with = "plan")]
+    pub dry_run: bool,
+    /// Apply only if the consent plan is still the one shown (the hash from --dry-run)
+    #[arg(long, value_name = "HASH")]
+    pub plan: Option<String>,
+}
+
+impl PlanArgs {
+    /// The mode these flags ask for.
+    pub fn mode(&self) -> crate::manager::plan::PlanMode {
+        use crate::manager::plan::PlanMode;
+        match (&self.plan, self.dry_run) {
+            (Some(hash), _) => PlanMode::Expect(hash.clone()),
+            (None, true) => PlanMode::Dry,
+            (None, false) => PlanMode::Off,
+        }
+    }
+}
+
+/// Prints a consent plan for people.
+pub fn print_plan(plan: &crate::manager::plan::Plan) {
+    use crate::manager::plan::PlanItem;
+    outln!(
+        "Consent plan for `{}` (nothing was changed):",
+        plan.operation
+    );
+    if plan.items.is_empty() {
+        outln!("  nothing to ask");
+    }
+    for item in &plan.items {
+        let how = match (item.flag(), item.required()) {
+            (Some(f), true) => format!("  [{f}; required]"),
+            (Some(f), false) => format!("  [{f}; optional]"),
+            (None, _) => String::new(),
+        };
+        let line = match item {
+            PlanItem::Dependencies {
+                plugin,
+                requires,
+                installs,
+            } => format!(
+                "dependencies of `{plugin}`: {} (installs {})",
+                requires.join(", "),
+                installs.join(", ")
+            ),
+            PlanItem::Capability {
+                plugin,
+                profile,
+                id,
+                risk,
+            } => format!("capability {id} for `{plugin}` (profile {profile}): it could {risk}"),
+            PlanItem::Surface { plugin, added } => {
+                format!("`{plugin}` adds: {}", added.join(", "))
+            }
+            PlanItem::Env { plugin, name, .. } => {
+                format!("`{plugin}` needs {name} set (in the environment or .env) to load")
+            }
+            PlanItem::Auth { plugin, providers } => {
+                format!("`{plugin}` needs sign-in with {}", providers.join(", "))
+            }
+        };
+        outln!("  - {line}{how}");
+    }
+    let mut approve = plan.approve.clone();
+    approve.push(format!("--plan {}", plan.hash));
+    outln!("Approve with: {}", approve.join(" "));
+}
+
 /// A whitespace/comma-separated list from an environment variable.
 pub fn env_list(name: &str) -> Vec<String> {
     std::env::var(name)
@@ -360,14 +433,15 @@ pub fn home(global: &GlobalArgs) -> PathBuf {
 }
 
 /// Builds the operation context of a command that may change the home: the environment from
-/// flags, `pm/settings.json` and detection; what this first use decided is recorded.
-pub fn context(env: &EnvArgs, global: &GlobalArgs) -> Result<Context, CliError> {
+/// flags, `pm/settings.json` and detection; what this first use decided is recorded (unless
+/// `record` is false: a dry run changes nothing).
+pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Context, CliError> {
     let layout = Layout::new(&home(global));
     let settings_path = layout.settings();
     let mut settings = Settings::read(&settings_path)
         .map_err(|e| CliError::coded(super::Code::Io, e.to_string()))?;
     let found = env.resolver.environment(&settings)?;
-    if found.record_into(&mut settings) {
+    if record && found.record_into(&mut settings) {
         settings
             .write(&settings_path)
             .map_err(|e| CliError::coded(super::Code::Io, e.to_string()))?;

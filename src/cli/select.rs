@@ -5,6 +5,7 @@ use serde_json::json;
 
 use crate::manager::apply::{self, Applied, Change, SelectionEdit};
 use crate::manager::consent_step::GrantFlags;
+use crate::manager::plan::PlanMode;
 use crate::manager::{self, DepsConsent};
 
 use super::manage::{self, EnvArgs, StderrFeedback, TerminalPrompter};
@@ -27,6 +28,9 @@ pub struct EnableArgs {
     /// Enable even if the catalog's removed.yaml lists it
     #[arg(long)]
     pub allow_removed: bool,
+    /// Consent options.
+    #[command(flatten)]
+    pub plan: manage::PlanArgs,
     /// Environment options.
     #[command(flatten)]
     pub env: EnvArgs,
@@ -92,10 +96,16 @@ pub struct SyncArgs {
 
 fn report(operation: &str, applied: &Applied, what: &str, global: &GlobalArgs) {
     if global.json {
-        manage::print_json(
-            super::json::Schema::Operation,
-            &json!({ "operation": operation, "result": what, "generation": applied }),
-        );
+        let mut doc = json!({ "operation": operation, "result": what, "generation": applied });
+        if let Some(plan) = &applied.plan {
+            doc["dry_run"] = json!(true);
+            doc["plan"] = json!(plan);
+        }
+        manage::print_json(super::json::Schema::Operation, &doc);
+        return;
+    }
+    if let Some(plan) = &applied.plan {
+        manage::print_plan(plan);
         return;
     }
     outln!("{what}");
@@ -119,10 +129,10 @@ fn report(operation: &str, applied: &Applied, what: &str, global: &GlobalArgs) {
 fn run_change(
     env: &EnvArgs,
     global: &GlobalArgs,
-    command: &str,
+    (command, record): (&str, bool),
     make: impl FnOnce(&manager::Context) -> Result<Change, CliError>,
 ) -> Result<Applied, CliError> {
-    let cx = manage::context(env, global)?;
+    let cx = manage::context(env, global, record)?;
     let mut feedback = StderrFeedback::new(global);
     let _lock = manager::begin_writing(&cx, command, &mut feedback)
         .map_err(|e| manage::failure(e, global))?;
@@ -148,38 +158,45 @@ fn installed_key(cx: &manager::Context, name: &str) -> Result<String, CliError> 
 
 /// Runs `enable`.
 pub fn enable(args: &EnableArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let applied = run_change(&args.env, global, &format!("enable {}", args.name), |cx| {
-        let key = installed_key(cx, &args.name)?;
-        let installed = crate::state::installed::Installed::read(&cx.layout.installed())
-            .map_err(|e| CliError::environment(e.to_string()))?;
-        if let Some(p) = installed.plugins.get(&key) {
-            manager::check_removed(
-                cx,
-                &p.name,
-                p.source.url.as_deref(),
-                args.allow_removed,
-                &mut StderrFeedback::new(global),
-            )
-            .map_err(|e| manage::failure(e, global))?;
-        }
-        let (grant, revoke) = args.grants.split();
-        Ok(Change {
-            operation: format!("enable {key}"),
-            edits: vec![(cx.profile.clone(), SelectionEdit::Enable(key.clone()))],
-            installed: None,
-            deps: if args.yes_deps {
-                DepsConsent::Yes
-            } else {
-                DepsConsent::Ask
-            },
-            grants: GrantFlags {
-                targets: vec![key],
-                grant,
-                revoke,
-            },
-            accept_surface: false,
-        })
-    })?;
+    let applied = run_change(
+        &args.env,
+        global,
+        (&format!("enable {}", args.name), !args.plan.dry_run),
+        |cx| {
+            let key = installed_key(cx, &args.name)?;
+            let installed = crate::state::installed::Installed::read(&cx.layout.installed())
+                .map_err(|e| CliError::environment(e.to_string()))?;
+            if let Some(p) = installed.plugins.get(&key) {
+                manager::check_removed(
+                    cx,
+                    &p.name,
+                    p.source.url.as_deref(),
+                    args.allow_removed,
+                    &mut StderrFeedback::new(global),
+                )
+                .map_err(|e| manage::failure(e, global))?;
+            }
+            let (grant, revoke) = args.grants.split();
+            Ok(Change {
+                operation: format!("enable {key}"),
+                edits: vec![(cx.profile.clone(), SelectionEdit::Enable(key.clone()))],
+                installed: None,
+                deps: if args.yes_deps {
+                    DepsConsent::Yes
+                } else {
+                    DepsConsent::Ask
+                },
+                grants: GrantFlags {
+                    targets: vec![key],
+                    grant,
+                    revoke,
+                },
+                accept_surface: false,
+                plan: args.plan.mode(),
+                plan_notes: Vec::new(),
+            })
+        },
+    )?;
     report(
         "enable",
         &applied,
@@ -191,17 +208,24 @@ pub fn enable(args: &EnableArgs, global: &GlobalArgs) -> Result<Status, CliError
 
 /// Runs `disable`.
 pub fn disable(args: &DisableArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let applied = run_change(&args.env, global, &format!("disable {}", args.name), |cx| {
-        let key = installed_key(cx, &args.name)?;
-        Ok(Change {
-            operation: format!("disable {key}"),
-            edits: vec![(cx.profile.clone(), SelectionEdit::Disable(key))],
-            installed: None,
-            deps: DepsConsent::Yes,
-            grants: GrantFlags::default(),
-            accept_surface: false,
-        })
-    })?;
+    let applied = run_change(
+        &args.env,
+        global,
+        (&format!("disable {}", args.name), true),
+        |cx| {
+            let key = installed_key(cx, &args.name)?;
+            Ok(Change {
+                operation: format!("disable {key}"),
+                edits: vec![(cx.profile.clone(), SelectionEdit::Disable(key))],
+                installed: None,
+                deps: DepsConsent::Yes,
+                grants: GrantFlags::default(),
+                accept_surface: false,
+                plan: PlanMode::Off,
+                plan_notes: Vec::new(),
+            })
+        },
+    )?;
     report(
         "disable",
         &applied,
@@ -213,7 +237,7 @@ pub fn disable(args: &DisableArgs, global: &GlobalArgs) -> Result<Status, CliErr
 
 /// Runs `sync`.
 pub fn sync(args: &SyncArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let applied = run_change(&args.env, global, "sync", |_| {
+    let applied = run_change(&args.env, global, ("sync", true), |_| {
         Ok(Change {
             operation: "sync".into(),
             edits: Vec::new(),
@@ -225,6 +249,8 @@ pub fn sync(args: &SyncArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             },
             grants: GrantFlags::default(),
             accept_surface: false,
+            plan: PlanMode::Off,
+            plan_notes: Vec::new(),
         })
     })?;
     report("sync", &applied, "Synced every profile's selection", global);
@@ -233,7 +259,7 @@ pub fn sync(args: &SyncArgs, global: &GlobalArgs) -> Result<Status, CliError> {
 
 /// Runs `remove`.
 pub fn remove(args: &RemoveArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let cx = manage::context(&args.env, global)?;
+    let cx = manage::context(&args.env, global, true)?;
     let mut feedback = StderrFeedback::new(global);
     let _lock = manager::begin_writing(&cx, &format!("remove {}", args.name), &mut feedback)
         .map_err(|e| manage::failure(e, global))?;
@@ -282,7 +308,7 @@ pub fn capabilities(args: &CapabilitiesArgs, global: &GlobalArgs) -> Result<Stat
     let applied = run_change(
         &args.env,
         global,
-        &format!("capabilities {}", args.name),
+        (&format!("capabilities {}", args.name), true),
         |cx| {
             let key = installed_key(cx, &args.name)?;
             Ok(Change {
@@ -296,6 +322,8 @@ pub fn capabilities(args: &CapabilitiesArgs, global: &GlobalArgs) -> Result<Stat
                     revoke: args.revoke.clone(),
                 },
                 accept_surface: false,
+                plan: PlanMode::Off,
+                plan_notes: Vec::new(),
             })
         },
     )?;

@@ -20,9 +20,12 @@ pub struct UpdateArgs {
     /// Update every installed plugin
     #[arg(long)]
     pub all: bool,
-    /// Show what would change; change nothing
-    #[arg(long)]
+    /// Show what would change and the consent plan; change nothing
+    #[arg(long, conflicts_with = "plan")]
     pub dry_run: bool,
+    /// Apply only if the consent plan is still the one shown (the hash from --dry-run)
+    #[arg(long, value_name = "HASH")]
+    pub plan: Option<String>,
     /// Accept what the update adds (tools, hooks, dependencies, MCP servers, …) without asking
     #[arg(long)]
     pub yes: bool,
@@ -42,7 +45,7 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     if args.all && !args.names.is_empty() {
         return Err(CliError::usage("give plugin names or --all, not both"));
     }
-    let cx = manage::context(&args.env, global)?;
+    let cx = manage::context(&args.env, global, !args.dry_run)?;
     let mut feedback = StderrFeedback::new(global);
     let grants = GrantFlags {
         targets: args.names.clone(),
@@ -52,6 +55,10 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let request = manager::install::UpdateRequest {
         names: args.names.clone(),
         dry_run: args.dry_run,
+        plan: match &args.plan {
+            Some(hash) => crate::manager::plan::PlanMode::Expect(hash.clone()),
+            None => crate::manager::plan::PlanMode::Off,
+        },
         yes: args.yes,
         grants,
         allow_removed: args.allow_removed,
@@ -65,7 +72,13 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     if global.json {
         manage::print_json(
             super::json::Schema::Operation,
-            &json!({ "operation": "update", "plugins": items, "generation": applied, "dry_run": args.dry_run }),
+            &json!({
+                "operation": "update",
+                "plugins": items,
+                "plan": applied.as_ref().and_then(|a| a.plan.as_ref()),
+                "generation": applied,
+                "dry_run": args.dry_run,
+            }),
         );
         return Ok(Status::Ok);
     }

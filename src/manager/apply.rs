@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use sha2::{Digest, Sha256};
 
 use super::consent_step::{self, Decisions, GrantFlags};
+use super::plan::{Plan, PlanItem, PlanMode};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::consent::audit;
 use crate::exit::Code;
@@ -50,6 +51,10 @@ pub struct Change {
     pub grants: GrantFlags,
     /// `--yes`: accept what replaced plugins add to their surface.
     pub accept_surface: bool,
+    /// `--dry-run` (return the consent plan, change nothing) or `--plan HASH`.
+    pub plan: PlanMode,
+    /// Items the caller already knows the plan has (`requires_auth` of an installed plugin).
+    pub plan_notes: Vec<PlanItem>,
 }
 
 /// What happened.
@@ -65,6 +70,10 @@ pub struct Applied {
     pub changes: Vec<String>,
     /// Plugins in the new generation.
     pub plugins: Vec<String>,
+    /// With `--dry-run`: what the operation would ask, and how to approve it (printed
+    /// beside the publication, not inside it).
+    #[serde(skip)]
+    pub plan: Option<Plan>,
 }
 
 struct ProfileState {
@@ -244,10 +253,42 @@ pub fn current_doc(cx: &Context) -> Option<GenerationDoc> {
 /// called [`super::begin_writing`].
 pub fn apply(
     cx: &Context,
-    change: Change,
+    mut change: Change,
     prompter: &mut dyn Prompter,
     feedback: &mut dyn Feedback,
 ) -> Result<Applied, ManagerError> {
+    if let PlanMode::Expect(expected) = &change.plan {
+        // The plan is what a dry run without approvals shows; it must not have moved.
+        let dry = Change {
+            plan: PlanMode::Dry,
+            deps: DepsConsent::Ask,
+            accept_surface: false,
+            grants: GrantFlags {
+                targets: change.grants.targets.clone(),
+                ..GrantFlags::default()
+            },
+            ..change.clone()
+        };
+        let shown = apply(cx, dry, &mut super::NoInput, &mut super::Silent)?
+            .plan
+            .map(|p| p.hash)
+            .unwrap_or_default();
+        if &shown != expected {
+            return Err(ManagerError::coded(
+                Code::PlanChanged,
+                format!(
+                    "the consent plan changed since it was shown ({expected}, now {shown}): nothing was changed; show it again with --dry-run"
+                ),
+            ));
+        }
+        change.plan = PlanMode::Off;
+    }
+    let planning = change.plan == PlanMode::Dry;
+    if planning {
+        // A plan lists everything to approve, whatever flags came with the dry run.
+        change.grants.grant.clear();
+        change.grants.revoke.clear();
+    }
     let installed = match &change.installed {
         Some(i) => i.clone(),
         None => Installed::read(&cx.layout.installed())
@@ -344,7 +385,10 @@ pub fn apply(
     change.grants.check()?;
     let current = current_doc(cx);
     let store = Store::open(cx.layout.store())?;
-    let mut decisions = Decisions::default();
+    let mut decisions = Decisions {
+        plan: planning.then(|| change.plan_notes.clone()),
+        ..Decisions::default()
+    };
     let replaced: Vec<(String, PathBuf, PathBuf)> = keys
         .iter()
         .filter_map(|k| {
@@ -488,6 +532,20 @@ pub fn apply(
         Some(doc) => doc.inputs_digest == digest,
         None => plugins.is_empty(),
     };
+    if unchanged && planning {
+        return Ok(Applied {
+            generation: previous,
+            previous,
+            published: false,
+            changes: Vec::new(),
+            plugins: keys.into_iter().collect(),
+            plan: Some(Plan::new(
+                &change.operation,
+                &digest,
+                decisions.plan.take().unwrap_or_default(),
+            )),
+        });
+    }
     if unchanged {
         let mut tx = Transaction::begin_switch(&cx.layout, &change.operation, previous)?;
         file_edits(&mut tx)?;
@@ -499,6 +557,7 @@ pub fn apply(
             published: false,
             changes: Vec::new(),
             plugins: keys.into_iter().collect(),
+            plan: None,
         });
     }
 
@@ -614,12 +673,23 @@ pub fn apply(
             }
         }
         let names: Vec<&str> = asks.iter().map(|(n, _, _)| n.as_str()).collect();
-        let granted = match change.deps {
-            DepsConsent::Yes => true,
-            DepsConsent::No => false,
-            DepsConsent::Ask => prompter.confirm(&text, "Install these dependencies?"),
-        };
-        if granted {
+        if let Some(plan) = decisions.plan.as_mut() {
+            plan.extend(
+                asks.iter()
+                    .map(|(name, added, pulled)| PlanItem::Dependencies {
+                        plugin: name.clone(),
+                        requires: added.clone(),
+                        installs: pulled.clone(),
+                    }),
+            );
+        }
+        let granted = planning
+            || match change.deps {
+                DepsConsent::Yes => true,
+                DepsConsent::No => false,
+                DepsConsent::Ask => prompter.confirm(&text, "Install these dependencies?"),
+            };
+        if granted && !planning {
             for (name, added, _) in &asks {
                 decisions.audit.push(audit::AuditEntry {
                     time: audit::now(),
@@ -649,6 +719,29 @@ pub fn apply(
                 ),
             ));
         }
+    }
+
+    if planning {
+        let environment = format!(
+            "{digest} {}",
+            lock.packages
+                .iter()
+                .map(|p| format!("{}=={}", p.name, p.version))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        return Ok(Applied {
+            generation: previous,
+            previous,
+            published: false,
+            changes: Vec::new(),
+            plugins: keys.into_iter().collect(),
+            plan: Some(Plan::new(
+                &change.operation,
+                &environment,
+                decisions.plan.take().unwrap_or_default(),
+            )),
+        });
     }
 
     // 6. Build, publish, edit, switch — one transaction.
@@ -745,5 +838,6 @@ pub fn apply(
         published: true,
         changes,
         plugins: keys.into_iter().collect(),
+        plan: None,
     })
 }

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use super::plan::PlanItem;
 use super::{Feedback, ManagerError};
 use crate::consent::audit::{self, AuditEntry};
 use crate::consent::capabilities::{self, Grants};
@@ -52,6 +53,8 @@ pub struct Decisions {
     pub env_text: Option<String>,
     /// Whether surface additions were accepted (dependency additions included).
     pub surface_accepted: bool,
+    /// Planning (`--dry-run`): what would be asked is recorded here instead of asked.
+    pub plan: Option<Vec<PlanItem>>,
 }
 
 /// One plugin's declared facts, from its store tree.
@@ -147,6 +150,14 @@ pub fn surface(
             }
             text.push_str(NOT_A_SANDBOX);
             text.push('\n');
+            if let Some(plan) = decisions.plan.as_mut() {
+                plan.push(PlanItem::Surface {
+                    plugin: key.clone(),
+                    added: lines,
+                });
+                diffs.insert(key.clone(), diff);
+                continue;
+            }
             let (ok, by) = if accept {
                 (true, "--yes")
             } else if prompter.interactive() {
@@ -260,6 +271,15 @@ pub fn capabilities_for(
         {
             continue;
         }
+        if let Some(plan) = decisions.plan.as_mut() {
+            plan.push(PlanItem::Capability {
+                plugin: key.to_string(),
+                profile: profile.to_string(),
+                id: c.id.to_string(),
+                risk: c.risk.to_string(),
+            });
+            continue;
+        }
         let yes = prompter.interactive()
             && prompter.confirm(
                 &format!(
@@ -335,6 +355,21 @@ pub fn environment(
         .filter(|(name, ..)| std::env::var_os(name).is_none() && !known.contains_key(name))
         .collect();
     if missing.is_empty() {
+        return Ok(());
+    }
+    if let Some(plan) = decisions.plan.as_mut() {
+        plan.extend(
+            missing
+                .iter()
+                .filter(|(name, ..)| !known::ENV_DENYLIST.contains(&name.as_str()))
+                .map(|(name, description, url, secret)| PlanItem::Env {
+                    plugin: key.to_string(),
+                    name: name.clone(),
+                    description: description.clone(),
+                    url: url.clone(),
+                    secret: *secret,
+                }),
+        );
         return Ok(());
     }
     if !prompter.interactive() {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::apply::{self, Applied, Change, SelectionEdit};
 use super::consent_step::GrantFlags;
+use super::plan::{PlanItem, PlanMode};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::check;
 use crate::consent::surface::{Surface, SurfaceDiff};
@@ -37,6 +38,8 @@ pub struct InstallRequest {
     pub yes: bool,
     /// `--allow-removed`: install even if the catalog's kill list names it.
     pub allow_removed: bool,
+    /// `--dry-run` (the consent plan, nothing recorded) or `--plan HASH`.
+    pub plan: PlanMode,
 }
 
 /// What `install` did.
@@ -410,6 +413,15 @@ pub fn install(
                 revoke: request.revoke.clone(),
             },
             accept_surface: request.yes,
+            plan: request.plan.clone(),
+            plan_notes: if requires_auth.is_empty() {
+                Vec::new()
+            } else {
+                vec![PlanItem::Auth {
+                    plugin: key.clone(),
+                    providers: requires_auth.clone(),
+                }]
+            },
         },
         prompter,
         feedback,
@@ -444,8 +456,10 @@ pub struct UpdateItem {
 pub struct UpdateRequest {
     /// Plugins to update (all when empty).
     pub names: Vec<String>,
-    /// Show what would change; change nothing.
+    /// Show what would change and the consent plan; change nothing.
     pub dry_run: bool,
+    /// `--plan HASH`: apply only if the consent plan is still this one.
+    pub plan: PlanMode,
     /// `--yes`: accept surface additions.
     pub yes: bool,
     /// Capability flags.
@@ -466,6 +480,7 @@ pub fn update(
     let UpdateRequest {
         names,
         dry_run,
+        plan: plan_mode,
         yes,
         grants,
         allow_removed,
@@ -565,9 +580,14 @@ pub fn update(
             installed.plugins.insert(key, new);
         }
     }
-    if dry_run || !changed {
+    if !changed {
         return Ok((items, None));
     }
+    let plan = if dry_run {
+        PlanMode::Dry
+    } else {
+        plan_mode.clone()
+    };
     let applied = apply::apply(
         cx,
         Change {
@@ -589,6 +609,8 @@ pub fn update(
             },
             grants: grants.clone(),
             accept_surface: yes,
+            plan: plan.clone(),
+            plan_notes: Vec::new(),
         },
         prompter,
         feedback,
@@ -635,6 +657,8 @@ pub fn remove(
             deps: DepsConsent::Yes,
             grants: GrantFlags::default(),
             accept_surface: true,
+            plan: PlanMode::Off,
+            plan_notes: Vec::new(),
         },
         prompter,
         feedback,
