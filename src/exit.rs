@@ -55,6 +55,12 @@ pub enum Code {
     /// `--plan HASH` names a consent plan that is no longer what the operation would ask
     /// (exit 1).
     PlanChanged,
+    /// A plugin's `requires_hermes` excludes the core's version (`--ignore-requires-hermes`)
+    /// (exit 1).
+    RequiresHermes,
+    /// A plugin's `requires_plugins` names a plugin that is not enabled beside it, or whose
+    /// version is out of range (exit 1).
+    RequiresPlugins,
     /// Any other refusal (exit 1).
     Refused,
     /// Another writer held the lock past `--lock-timeout` (exit 3).
@@ -71,7 +77,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 17] = [
+    pub const ALL: [Code; 19] = [
         Code::Usage,
         Code::NotFound,
         Code::Invalid,
@@ -83,6 +89,8 @@ impl Code {
         Code::NoGeneration,
         Code::NoCore,
         Code::PlanChanged,
+        Code::RequiresHermes,
+        Code::RequiresPlugins,
         Code::Refused,
         Code::LockBusy,
         Code::Network,
@@ -105,6 +113,8 @@ impl Code {
             Code::NoGeneration => "no-generation",
             Code::NoCore => "no-core",
             Code::PlanChanged => "plan-changed",
+            Code::RequiresHermes => "requires-hermes",
+            Code::RequiresPlugins => "requires-plugins",
             Code::Refused => "refused",
             Code::LockBusy => "lock-busy",
             Code::Network => "network",

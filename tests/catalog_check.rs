@@ -289,7 +289,7 @@ fn kill_list_blocks_by_name_and_normalised_repo() {
     let (list, findings) = catalog::removed::load(&catalog_dir("good").join("removed.yaml"));
     assert!(findings.is_empty());
     let hit = |name: &str, repo: Option<&str>| {
-        catalog::blocked(&list, name, repo).map(|r| r.name.clone())
+        catalog::blocked(&list, Some(name), repo).map(|r| r.name.clone())
     };
     assert_eq!(hit("old-tool", None), Some("old-tool".into()));
     assert_eq!(

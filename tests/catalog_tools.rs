@@ -293,6 +293,39 @@ fn search_and_the_kill_list() {
     );
     let (code, _, err) = c.run(&["install", "forecast"]);
     assert_eq!(code, Some(1), "{err}");
+    // Checked before any fetch: an entry whose repository is gone is refused for what it is
+    // (reason and date), not with a clone error; a git URL spelled another way is the same repo.
+    let gone = c.repo("oldtool", &[]);
+    c.entry("oldtool", &gone, "");
+    std::fs::remove_dir_all(c.mirror.join("acme/oldtool")).unwrap();
+    let mut list = std::fs::read_to_string(c.catalog.join("removed.yaml")).unwrap();
+    list.push_str(
+        "  - name: oldtool\n    reason: abandoned, repository deleted\n    date: \"2026-10-15\"\n",
+    );
+    std::fs::write(c.catalog.join("removed.yaml"), list).unwrap();
+    let (code, out, err) = c.run(&["--json", "install", "oldtool"]);
+    assert_eq!(code, Some(1), "{err}");
+    let refusal: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(refusal["error"]["code"], "removed", "{refusal:#}");
+    let message = refusal["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("abandoned")
+            && message.contains("2026-10-15")
+            && !message.contains("clone"),
+        "{message}"
+    );
+    for spelling in [
+        format!("{HOST}ACME/forecast/"),
+        "https://www.git.example.org/acme/forecast.git".to_string(),
+    ] {
+        let (code, out, err) = c.run(&["--json", "install", &spelling]);
+        assert_eq!(code, Some(1), "{spelling}: {err}");
+        let refusal: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            refusal["error"]["code"], "removed",
+            "{spelling}: {refusal:#}"
+        );
+    }
     let (code, _, err) = c.run(&["install", "headlines", "--allow-removed"]);
     assert_eq!(code, Some(0), "{err}");
     let (_, out, _) = c.run(&["--json", "list"]);

@@ -397,7 +397,7 @@ fn requires_env_prompted_hidden_or_listed() {
     let env_file = w.home.join(".env");
     assert_eq!(
         std::fs::read_to_string(&env_file).unwrap(),
-        "# mine\nOTHER=1\nWEATHER_TOKEN=s3cr3t-value\n"
+        "# mine\nOTHER=1\nWEATHER_TOKEN=\"s3cr3t-value\"\n"
     );
     let mode = std::os::unix::fs::PermissionsExt::mode(
         &std::fs::metadata(&env_file).unwrap().permissions(),
@@ -431,7 +431,7 @@ fn denylisted_env_names_are_never_written() {
     );
     assert_eq!(
         std::fs::read_to_string(w.home.join(".env")).unwrap(),
-        "PLAIN_TOKEN=plain\n"
+        "PLAIN_TOKEN=\"plain\"\n"
     );
 }
 
@@ -580,4 +580,306 @@ fn consent_plans_are_data_and_stale_plans_are_refused() {
             .unwrap()
             .contains(&serde_json::json!("--yes"))
     );
+}
+
+/// What python-dotenv (from PyPI, as Hermes loads `.env`: `load_dotenv(override=True)`, and
+/// `dotenv_values`) reads from `path`, or `None` without the Hermes venv.
+fn read_by_python_dotenv(path: &Path) -> Option<(Value, Value)> {
+    let python = common::hermes_python()?;
+    let script = r#"
+import json, os, sys
+from dotenv import dotenv_values, load_dotenv
+values = dotenv_values(sys.argv[1])
+before = set(os.environ)
+load_dotenv(sys.argv[1], override=True)
+loaded = {k: os.environ[k] for k in values if k in os.environ}
+print(json.dumps([values, loaded]))
+"#;
+    let out = StdCommand::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(path)
+        .env("HOME", "/home/someone")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let both: Value = serde_json::from_slice(&out.stdout).unwrap();
+    Some((both[0].clone(), both[1].clone()))
+}
+
+#[test]
+fn env_values_read_back_verbatim_by_python_dotenv() {
+    use hermes_plugins::consent::env_file;
+    // 200 values from a fixed generator over what breaks dotenv files: `$` and `${…}`
+    // (python-dotenv interpolates, single quotes included), quotes, backslashes (also last),
+    // `#`, spaces, tabs, newlines, carriage returns, non-ASCII, line separators.
+    const PIECES: &[&str] = &[
+        "$",
+        "${HOME}",
+        "${",
+        "}",
+        "{",
+        "$HOME",
+        "${A:-b}",
+        "${:-$}",
+        "'",
+        "\"",
+        "\\",
+        "\\n",
+        "\\'",
+        "\\\"",
+        "#",
+        " # c",
+        " ",
+        "\t",
+        "\n",
+        "\r",
+        "\r\n",
+        "é",
+        "日本",
+        "🙂",
+        "a",
+        "Z",
+        "0",
+        "=",
+        "`",
+        "export ",
+        "\u{2028}",
+        "\u{0b}",
+        "\u{1b}[31m",
+        "''",
+        "\"\"",
+    ];
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut expected = serde_json::Map::new();
+    let mut text =
+        String::from("# written by hand\nexport KEEP='multi\nline'\nPLAIN=abc # note\nV000=old\n");
+    for i in 0..200 {
+        let len = next(9);
+        let value: String = (0..len).map(|_| PIECES[next(PIECES.len())]).collect();
+        let name = format!("V{i:03}");
+        text = env_file::set(&text, &name, &value).unwrap();
+        expected.insert(name, Value::String(value));
+    }
+    // Set again over values already written: replaced in place, not appended.
+    for i in [0, 7, 199] {
+        let name = format!("V{i:03}");
+        let value = format!("again {i} ${{HOME}} \\");
+        text = env_file::set(&text, &name, &value).unwrap();
+        expected.insert(name, Value::String(value));
+    }
+    expected.insert("KEEP".into(), Value::String("multi\nline".into()));
+    expected.insert("PLAIN".into(), Value::String("abc".into()));
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("V007=")).count(),
+        1,
+        "{text}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".env");
+    std::fs::write(&path, &text).unwrap();
+    let Some((values, loaded)) = read_by_python_dotenv(&path) else {
+        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the python-dotenv round trip");
+        return;
+    };
+    let expected = Value::Object(expected);
+    for (name, want) in expected.as_object().unwrap() {
+        assert_eq!(&values[name], want, "dotenv_values {name}:\n{text}");
+        assert_eq!(&loaded[name], want, "load_dotenv {name}");
+    }
+    assert_eq!(values.as_object().unwrap().len(), 202, "{values:#}");
+}
+
+#[test]
+fn a_secret_typed_at_the_prompt_arrives_intact() {
+    let w = World::new();
+    let extra = "requires_env:\n  - name: TRICKY_TOKEN\n    secret: true\n";
+    let dir = repo_with(&w, "tricky", &files("tricky", "1.0.0", extra, &["go"]));
+    w.ok(&["install", &file_url(&dir)]);
+    let typed = r#"a$b ${HOME} "q" 'x' #h \n end\"#;
+    let (code, transcript) = interactive(
+        &w,
+        &["enable", "tricky"],
+        &[("TRICKY_TOKEN (hidden):", typed)],
+    );
+    assert_eq!(code, 0, "{transcript}");
+    let env_file = w.home.join(".env");
+    let Some((values, loaded)) = read_by_python_dotenv(&env_file) else {
+        return;
+    };
+    assert_eq!(values["TRICKY_TOKEN"], typed);
+    assert_eq!(loaded["TRICKY_TOKEN"], typed);
+}
+
+#[test]
+fn remove_revokes_every_grant_and_a_new_source_is_asked_again() {
+    let w = World::new();
+    let manifest = "capabilities:\n  - tools.override\n";
+    let dir = repo_with(&w, "guard", &files("guard", "1.0.0", manifest, &["shield"]));
+    w.ok(&[
+        "install",
+        &file_url(&dir),
+        "--enable",
+        "--grant",
+        "tools.override",
+    ]);
+    // A second profile where the user granted it by hand, as Hermes's legacy key.
+    let work = w.home.join("profiles/work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        work.join("config.yaml"),
+        "plugins:\n  entries:\n    guard:\n      allow_tool_override: true\n      api_base: https://example.org\n",
+    )
+    .unwrap();
+    let text = config(&w);
+    assert!(
+        text.contains("allow_tool_override: true") && text.contains("source:"),
+        "{text}"
+    );
+
+    w.ok(&["remove", "guard"]);
+    for path in [w.home.join("config.yaml"), work.join("config.yaml")] {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for gone in [
+            "allow_tool_override",
+            "granted_capabilities",
+            "capabilities_consent",
+            "tools.override",
+        ] {
+            assert!(
+                !text.contains(gone),
+                "{}: {gone} survived:\n{text}",
+                path.display()
+            );
+        }
+    }
+    // The plugin's own settings stay.
+    let work_text = std::fs::read_to_string(work.join("config.yaml")).unwrap();
+    assert!(
+        work_text.contains("api_base: https://example.org"),
+        "{work_text}"
+    );
+    let revokes: Vec<Value> = audit(&w)
+        .into_iter()
+        .filter(|e| e["action"] == "revoke" && e["by"] == "remove")
+        .collect();
+    assert_eq!(revokes.len(), 2, "{revokes:#?}");
+
+    // Installed again under the same name: asked again (non-interactive: off).
+    let (code, _, err) = w.run(&["install", &file_url(&dir), "--enable"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("--grant tools.override"), "{err}");
+    assert_eq!(
+        w.json(&["env"])["plugins"][0]["granted_capabilities"],
+        serde_json::json!([])
+    );
+
+    // Granted, then the same key from another repository replaces it: the grant does not
+    // carry over, even with identical content.
+    w.ok(&["capabilities", "guard", "--grant", "tools.override"]);
+    let copy = repo_with(
+        &w,
+        "fork/guard",
+        &files("guard", "1.0.0", manifest, &["shield"]),
+    );
+    let (code, _, err) = w.run(&["install", &file_url(&copy), "--enable"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("is asked again"), "{err}");
+    assert_eq!(
+        w.json(&["env"])["plugins"][0]["granted_capabilities"],
+        serde_json::json!([])
+    );
+    assert!(
+        !config(&w).contains("allow_tool_override"),
+        "{}",
+        config(&w)
+    );
+}
+
+#[test]
+fn a_refused_install_stays_installed_and_disabled() {
+    let w = World::new();
+    let dir = repo_with(
+        &w,
+        "needy",
+        &files(
+            "needy",
+            "1.0.0",
+            "python_dependencies:\n  - \"weatherlib==1.0.0\"\n",
+            &["go"],
+        ),
+    );
+    let (code, out, _) = w.run(&["--json", "install", &file_url(&dir), "--enable"]);
+    assert_eq!(code, Some(1), "{out}");
+    let refusal: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(refusal["error"]["code"], "consent-required");
+    let message = refusal["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("installed but not enabled")
+            && message.contains("hermes-plugins enable needy"),
+        "{message}"
+    );
+    assert_eq!(w.current(), None);
+    let listed = w.json(&["list"]);
+    assert_eq!(listed["plugins"][0]["key"], "needy", "{listed:#}");
+    assert_eq!(listed["plugins"][0]["status"]["default"], "disabled");
+    // Enabled later, with consent.
+    let enabled = w.json(&["enable", "needy", "--yes-deps"]);
+    assert_eq!(enabled["generation"]["published"], true);
+}
+
+#[test]
+fn rollback_rolls_back_the_grants_hermes_reads() {
+    let w = World::new();
+    let manifest = "capabilities:\n  - tools.override\n";
+    let dir = repo_with(&w, "guard", &files("guard", "1.0.0", manifest, &["shield"]));
+    w.ok(&["install", &file_url(&dir), "--enable"]);
+    let before = w.current().unwrap();
+    w.ok(&["capabilities", "guard", "--grant", "tools.override"]);
+    let granted = w.current().unwrap();
+    assert!(config(&w).contains("allow_tool_override: true"));
+
+    w.ok(&["generations", "rollback"]);
+    assert_eq!(w.current(), Some(before));
+    let text = config(&w);
+    assert!(
+        !text.contains("allow_tool_override") && !text.contains("- tools.override"),
+        "{text}"
+    );
+    assert!(text.contains("enabled:"), "{text}");
+    // Nothing to re-apply: sync sees the rolled-back state as current.
+    let synced = w.json(&["sync"]);
+    assert_eq!(synced["generation"]["published"], false, "{synced:#}");
+    assert_eq!(w.current(), Some(before));
+    assert!(
+        audit(&w)
+            .iter()
+            .any(|e| e["action"] == "revoke" && e["by"].as_str().unwrap().starts_with("rollback")),
+        "{:#?}",
+        audit(&w)
+    );
+
+    // And forward again: the grant comes back with the generation that had it.
+    w.ok(&["generations", "rollback", &granted.to_string()]);
+    assert!(
+        config(&w).contains("allow_tool_override: true"),
+        "{}",
+        config(&w)
+    );
+    assert_eq!(
+        w.json(&["env"])["plugins"][0]["granted_capabilities"],
+        serde_json::json!(["tools.override"])
+    );
+    let synced = w.json(&["sync"]);
+    assert_eq!(synced["generation"]["published"], false, "{synced:#}");
 }

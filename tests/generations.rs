@@ -717,11 +717,10 @@ fn the_environment_is_recorded_and_core_is_never_guessed() {
     );
 
     // An installed Hermes as core: its distributions pin, the change shows in the diff.
-    let Some(hermes) = std::env::var_os("HERMES_PLUGINS_HERMES_PYTHON").filter(|p| !p.is_empty())
-    else {
+    let Some(hermes) = common::hermes_python() else {
         return;
     };
-    let core = format!("installed:{}", std::path::PathBuf::from(hermes).display());
+    let core = format!("installed:{}", hermes.display());
     w.ok(&["config", "set", "core", &core]);
     let out = bare(&["--json", "sync", "--yes-deps"])
         .env_remove("HERMES_PLUGINS_INDEX_URL")

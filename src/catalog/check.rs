@@ -234,7 +234,7 @@ fn cross_entry(entries: &mut [(PathBuf, Option<Entry>, Vec<CatalogFinding>)], ki
                 );
             }
         }
-        if let Some(r) = removed::blocked(kill, &e.name, Some(&e.repo)) {
+        if let Some(r) = removed::blocked(kill, Some(&e.name), Some(&e.repo)) {
             let by_name = r.name == e.name;
             let mut message = if by_name {
                 format!("`{}` is on the kill list (removed.yaml)", e.name)

@@ -42,10 +42,14 @@ pub fn load(path: &Path) -> (Vec<Removed>, Vec<CatalogFinding>) {
 }
 
 /// The kill-list item that blocks a plugin `name` (or its repository `repo`), if any.
-pub fn blocked<'a>(list: &'a [Removed], name: &str, repo: Option<&str>) -> Option<&'a Removed> {
+pub fn blocked<'a>(
+    list: &'a [Removed],
+    name: Option<&str>,
+    repo: Option<&str>,
+) -> Option<&'a Removed> {
     let repo_key = repo.map(normalize);
     list.iter().find(|r| {
-        r.name == name
+        name == Some(r.name.as_str())
             || match (&repo_key, &r.repo) {
                 (Some(key), Some(removed)) => *key == normalize(removed),
                 _ => false,
@@ -197,16 +201,20 @@ mod tests {
             r("leaky", Some("git@github.com:Bad/Leaky.git")),
         ];
         assert_eq!(
-            blocked(&list, "evil", None).map(|r| r.name.as_str()),
+            blocked(&list, Some("evil"), None).map(|r| r.name.as_str()),
             Some("evil")
         );
         assert_eq!(
-            blocked(&list, "renamed", Some("https://www.github.com/bad/leaky/"))
-                .map(|r| r.name.as_str()),
+            blocked(
+                &list,
+                Some("renamed"),
+                Some("https://www.github.com/bad/leaky/")
+            )
+            .map(|r| r.name.as_str()),
             Some("leaky")
         );
-        assert!(blocked(&list, "fine", Some("https://github.com/bad/other")).is_none());
-        assert!(blocked(&list, "fine", None).is_none());
+        assert!(blocked(&list, Some("fine"), Some("https://github.com/bad/other")).is_none());
+        assert!(blocked(&list, Some("fine"), None).is_none());
     }
 
     #[test]

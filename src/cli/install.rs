@@ -97,8 +97,12 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 "plan": outcome.applied.as_ref().and_then(|a| a.plan.as_ref()),
             }),
         );
-    } else if let Some(plan) = outcome.applied.as_ref().and_then(|a| a.plan.as_ref()) {
-        super::manage::print_plan(plan);
+    } else if let Some((plan, applied)) = outcome
+        .applied
+        .as_ref()
+        .and_then(|a| a.plan.as_ref().map(|p| (p, a)))
+    {
+        super::manage::print_plan(plan, &applied.changes);
     } else {
         for w in &outcome.warnings {
             errln!("warning: {w}");

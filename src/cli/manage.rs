@@ -299,6 +299,10 @@ pub struct EnvArgs {
     /// Catalog directory for catalog names [default: $HERMES_PLUGINS_CATALOG]
     #[arg(long, env = "HERMES_PLUGINS_CATALOG", value_name = "DIR")]
     pub catalog: Option<PathBuf>,
+    /// Publish plugins whose requires_hermes excludes this core's version (recorded per
+    /// plugin and core version, audited)
+    #[arg(long)]
+    pub ignore_requires_hermes: bool,
 }
 
 /// `--dry-run` and `--plan`: consent as data (see [`crate::manager::plan`]).
@@ -326,7 +330,7 @@ impl PlanArgs {
 }
 
 /// Prints a consent plan for people.
-pub fn print_plan(plan: &crate::manager::plan::Plan) {
+pub fn print_plan(plan: &crate::manager::plan::Plan, changes: &[String]) {
     use crate::manager::plan::PlanItem;
     outln!(
         "Consent plan for `{}` (nothing was changed):",
@@ -368,6 +372,12 @@ pub fn print_plan(plan: &crate::manager::plan::Plan) {
             }
         };
         outln!("  - {line}{how}");
+    }
+    if !changes.is_empty() {
+        outln!("Python packages against the current generation:");
+        for c in changes {
+            outln!("  {c}");
+        }
     }
     let mut approve = plan.approve.clone();
     approve.push(format!("--plan {}", plan.hash));
@@ -464,6 +474,7 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
         },
         wheel_limits: wheel_limits()?,
         lock_wait: lock_wait(global),
+        ignore_requires_hermes: env.ignore_requires_hermes,
     })
 }
 
@@ -522,6 +533,7 @@ pub fn read_context(global: &GlobalArgs) -> Context {
         },
         wheel_limits: WheelLimits::default(),
         lock_wait: lock_wait(global),
+        ignore_requires_hermes: false,
     }
 }
 

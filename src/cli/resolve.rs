@@ -95,8 +95,15 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             ));
         }
     }
+    // Without a lock file, the home's plugins are compared with the current generation's lock.
+    let layout = crate::home::Layout::new(&home);
+    let current_generation = crate::generation::publish::current_number(&layout)
+        .filter(|_| args.plugins.is_empty() && args.lock.is_none());
     let previous = match &args.lock {
         Some(path) => read_lock(path)?,
+        None if current_generation.is_some() => current_generation
+            .and_then(|n| crate::generation::doc::GenerationDoc::read(&layout.generation(n)).ok())
+            .map(|doc| doc.lock),
         None => None,
     };
     let request = Request {
@@ -145,6 +152,10 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         let doc = serde_json::json!({
             "lock": lock,
             "diff": diff,
+            "diff_against": current_generation.map_or_else(
+                || args.lock.as_ref().map(|p| p.display().to_string()),
+                |n| Some(format!("generation {n}")),
+            ),
             "written": args.lock.as_ref().filter(|_| !args.dry_run).map(|p| p.display().to_string()),
             "quarantine": {
                 "days": outcome.quarantine.days,
@@ -175,10 +186,14 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         text.push_str(&format!("  {id:width$}  {}\n", p.required_by.join(", ")));
     }
     if let Some(diff) = &diff {
+        let against = match current_generation {
+            Some(n) => format!("the current generation ({n})"),
+            None => "the previous lock".to_string(),
+        };
         if diff.is_empty() {
-            text.push_str("No changes from the previous lock.\n");
+            text.push_str(&format!("No changes from {against}.\n"));
         } else {
-            text.push_str("Changes from the previous lock:\n");
+            text.push_str(&format!("Changes from {against}:\n"));
             for (n, v) in &diff.added {
                 text.push_str(&format!("  + {n} {v}\n"));
             }

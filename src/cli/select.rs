@@ -105,7 +105,7 @@ fn report(operation: &str, applied: &Applied, what: &str, global: &GlobalArgs) {
         return;
     }
     if let Some(plan) = &applied.plan {
-        manage::print_plan(plan);
+        manage::print_plan(plan, &applied.changes);
         return;
     }
     outln!("{what}");

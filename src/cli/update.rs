@@ -96,6 +96,13 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             short(&i.to)
         );
     }
+    if let Some((plan, a)) = applied
+        .as_ref()
+        .and_then(|a| a.plan.as_ref().map(|p| (p, a)))
+    {
+        manage::print_plan(plan, &a.changes);
+        return Ok(Status::Ok);
+    }
     if let Some(a) = applied.filter(|a| a.published) {
         for c in &a.changes {
             outln!("  {c}");

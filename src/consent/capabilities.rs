@@ -1,7 +1,9 @@
 //! Capability grants (CAP-1…4, CAP-9, STATE-1) as they live in a profile's `config.yaml`:
 //! `plugins.entries.<key>.granted_capabilities`, `capabilities_consent {hash, granted_at}`
-//! (hash = SHA-256 of the sorted, newline-joined declared ids), and the legacy `allow_*` keys
-//! mirrored so Hermes versions that read only those agree.
+//! (hash = SHA-256 of the sorted, newline-joined declared ids; `source` = where the plugin
+//! that was granted came from), and the legacy `allow_*` keys mirrored so Hermes versions
+//! that read only those agree. A grant belongs to a source: the same key from another source
+//! is asked again.
 
 use std::collections::BTreeSet;
 
@@ -19,6 +21,16 @@ pub struct Grants {
     pub hash: Option<String>,
     /// When.
     pub granted_at: Option<String>,
+    /// The source the grants were given to (absent in records written before it was kept,
+    /// or by hand).
+    pub source: Option<String>,
+}
+
+impl Grants {
+    /// Whether these grants were given to a plugin from another source than `origin`.
+    pub fn for_another_source(&self, origin: &str) -> bool {
+        self.source.as_deref().is_some_and(|s| s != origin)
+    }
 }
 
 /// The known capabilities among `declared`, and the unknown ids (ignored with a warning).
@@ -67,18 +79,20 @@ pub fn read(text: &str, key: &str) -> Result<Grants, EditError> {
     if let Some(consent) = config_edit::read_entry(text, key, &["capabilities_consent"])? {
         grants.hash = consent["hash"].as_str().map(str::to_string);
         grants.granted_at = consent["granted_at"].as_str().map(str::to_string);
+        grants.source = consent["source"].as_str().map(str::to_string);
     }
     Ok(grants)
 }
 
-/// Writes `granted` for `key`: the list, the consent record for `declared` at `now`, and the
-/// legacy keys (true when granted, removed otherwise).
+/// Writes `granted` for `key`: the list, the consent record for `declared` at `now` given to
+/// the plugin from `source`, and the legacy keys (true when granted, removed otherwise).
 pub fn write(
     text: &str,
     key: &str,
     granted: &BTreeSet<String>,
     declared: &BTreeSet<String>,
     now: &str,
+    source: &str,
 ) -> Result<String, EditError> {
     let mut out = config_edit::set_entry(
         text,
@@ -93,6 +107,7 @@ pub fn write(
         &EntryValue::Map(vec![
             ("hash".to_string(), EntryValue::Str(declared_hash(declared))),
             ("granted_at".to_string(), EntryValue::Str(now.to_string())),
+            ("source".to_string(), EntryValue::Str(source.to_string())),
         ]),
     )?;
     for c in known::CAPABILITIES {
@@ -104,4 +119,19 @@ pub fn write(
         }
     }
     Ok(out)
+}
+
+/// Revokes everything `key` holds in a config text — `granted_capabilities`,
+/// `capabilities_consent` and every legacy `allow_*` key — leaving the rest of its entry (its
+/// settings) alone. Returns the new text and what was granted before.
+pub fn revoke_all(text: &str, key: &str) -> Result<(String, BTreeSet<String>), EditError> {
+    let before = read(text, key)?.granted;
+    let mut out = text.to_string();
+    for path in [&["granted_capabilities"][..], &["capabilities_consent"][..]] {
+        out = config_edit::remove_entry(&out, key, path)?;
+    }
+    for c in known::CAPABILITIES {
+        out = config_edit::remove_entry(&out, key, &legacy_path(c))?;
+    }
+    Ok((out, before))
 }

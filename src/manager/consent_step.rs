@@ -9,7 +9,7 @@ use std::path::Path;
 use super::plan::PlanItem;
 use super::{Feedback, ManagerError};
 use crate::consent::audit::{self, AuditEntry};
-use crate::consent::capabilities::{self, Grants};
+use crate::consent::capabilities;
 use crate::consent::env_file;
 use crate::consent::prompt::{NOT_A_SANDBOX, Prompter};
 use crate::consent::surface::{Surface, SurfaceDiff};
@@ -64,6 +64,10 @@ pub struct Declared {
     pub capabilities: BTreeSet<String>,
     /// `requires_env` entries: name, description, URL, secret.
     pub env: Vec<(String, Option<String>, Option<String>, bool)>,
+    /// `requires_hermes`, as written.
+    pub requires_hermes: Option<String>,
+    /// `requires_plugins`: the other plugin's id and its `version_range`, as written.
+    pub requires_plugins: Vec<(String, Option<String>)>,
 }
 
 /// Reads what a plugin declares.
@@ -83,6 +87,17 @@ pub fn declared(dir: &Path) -> Declared {
                     e.description.clone(),
                     e.url.clone(),
                     e.secret,
+                )
+            })
+            .collect();
+        d.requires_hermes = m.requires_hermes.as_ref().map(|s| s.value.clone());
+        d.requires_plugins = m
+            .requires_plugins
+            .iter()
+            .map(|r| {
+                (
+                    r.id.value.clone(),
+                    r.version_range.as_ref().map(|v| v.value.clone()),
                 )
             })
             .collect();
@@ -195,12 +210,13 @@ pub fn surface(
     Ok(diffs)
 }
 
-/// Capability consent for one plugin in one profile; returns the new config text (or the
-/// same text when nothing changes).
+/// Capability consent for one plugin (from `origin`, see [`grant_origin`]) in one profile;
+/// returns the new config text (or the same text when nothing changes).
 #[allow(clippy::too_many_arguments)]
 pub fn capabilities_for(
     profile: &str,
     key: &str,
+    origin: &str,
     text: &str,
     declared: &BTreeSet<String>,
     added_by_update: Option<&BTreeSet<String>>,
@@ -211,11 +227,33 @@ pub fn capabilities_for(
     decisions: &mut Decisions,
 ) -> Result<(String, BTreeSet<String>), ManagerError> {
     let edit_err = |e: crate::state::config_edit::EditError| ManagerError::Refused(e.to_string());
-    let Grants {
-        granted: before,
-        hash,
-        ..
-    } = capabilities::read(text, key).map_err(edit_err)?;
+    let recorded = capabilities::read(text, key).map_err(edit_err)?;
+    let another_source = recorded.for_another_source(origin);
+    let source_changed = recorded.source.as_deref() != Some(origin);
+    // Grants given to this key from another source do not carry over: asked again.
+    let (before, hash) = if another_source {
+        if !recorded.granted.is_empty() {
+            decisions.audit.push(entry(
+                profile,
+                key,
+                "revoke",
+                recorded.granted.iter().cloned().collect(),
+                "source changed",
+            ));
+            feedback.note(&format!(
+                "`{key}` now comes from {origin}; what was granted to it from {} is asked again",
+                recorded.source.as_deref().unwrap_or_default()
+            ));
+        }
+        (BTreeSet::new(), None)
+    } else {
+        (recorded.granted, recorded.hash)
+    };
+    let added_by_update = if another_source {
+        None
+    } else {
+        added_by_update
+    };
     let (known_caps, unknown) = capabilities::split_known(declared);
     for id in &unknown {
         feedback.note(&format!(
@@ -324,10 +362,10 @@ pub fn capabilities_for(
         }
     }
     let record_needed = !declared.is_empty() || !granted.is_empty() || !before.is_empty();
-    let changed = granted != before || !answered;
+    let changed = granted != before || !answered || source_changed;
     if record_needed && changed {
-        let out =
-            capabilities::write(text, key, &granted, declared, &audit::now()).map_err(edit_err)?;
+        let out = capabilities::write(text, key, &granted, declared, &audit::now(), origin)
+            .map_err(edit_err)?;
         Ok((out, granted))
     } else {
         Ok((text.to_string(), granted))
@@ -409,10 +447,15 @@ pub fn environment(
         }
         info.push('\n');
         match prompter.value(&info, name, *secret) {
-            Some(v) if !v.is_empty() => {
-                text = env_file::set(&text, name, &v);
-                set.push(name.clone());
-            }
+            Some(v) if !v.is_empty() => match env_file::set(&text, name, &v) {
+                Ok(updated) => {
+                    text = updated;
+                    set.push(name.clone());
+                }
+                Err(e) => feedback.note(&format!(
+                    "{name} left unset ({e}): `{key}` stays disabled until it is set"
+                )),
+            },
             _ => feedback.note(&format!(
                 "{name} left unset: `{key}` stays disabled until it is set"
             )),
@@ -425,4 +468,19 @@ pub fn environment(
             .push(entry(profile, key, "env", set, "prompt"));
     }
     Ok(())
+}
+
+/// Where a plugin comes from, as its grants record it: the normalised repository URL (with
+/// the subdirectory), else the directory it was copied from.
+pub fn grant_origin(source: &crate::source::Provenance) -> String {
+    match &source.url {
+        Some(url) => {
+            let repo = crate::catalog::url::normalize(url);
+            match &source.subdir {
+                Some(sub) => format!("{repo}#{sub}"),
+                None => repo,
+            }
+        }
+        None => source.spec.without_credentials().display(),
+    }
 }

@@ -251,6 +251,7 @@ fn prepare(
         installed_at: jiff::Timestamp::now()
             .strftime("%Y-%m-%dT%H:%M:%SZ")
             .to_string(),
+        requires_hermes_ignored_for: None,
     };
     let requires_auth = match &loaded.content {
         Content::Native(n) => n
@@ -339,6 +340,8 @@ pub fn install(
     prompter: &mut dyn Prompter,
     feedback: &mut dyn Feedback,
 ) -> Result<InstallOutcome, ManagerError> {
+    // The kill list first: a removed entry is never fetched.
+    super::check_removed_source(cx, &request.spec, request.allow_removed, feedback)?;
     let prepared = prepare(
         cx,
         &request.spec,
@@ -396,6 +399,7 @@ pub fn install(
     } else {
         Vec::new()
     };
+    let keep = installed.clone();
     let applied = apply::apply(
         cx,
         Change {
@@ -425,7 +429,40 @@ pub fn install(
         },
         prompter,
         feedback,
-    )?;
+    );
+    let applied = match applied {
+        // CAP-6: refused dependency consent keeps the plugin installed and disabled.
+        Err(ManagerError::Coded(
+            code @ (Code::ConsentRequired | Code::ConsentRefused),
+            message,
+        )) if enable && !active => {
+            apply::apply(
+                cx,
+                Change {
+                    operation: format!("install {} (not enabled)", request.spec.display()),
+                    edits: Vec::new(),
+                    installed: Some(keep),
+                    deps: DepsConsent::Yes,
+                    grants: GrantFlags::default(),
+                    accept_surface: false,
+                    plan: PlanMode::Off,
+                    plan_notes: Vec::new(),
+                },
+                &mut super::NoInput,
+                feedback,
+            )?;
+            return Err(ManagerError::Coded(
+                code,
+                message.replace(
+                    apply::NOTHING_CHANGED,
+                    &format!(
+                        "`{key}` is installed but not enabled; enable it with `hermes-plugins enable {key}`"
+                    ),
+                ),
+            ));
+        }
+        other => other?,
+    };
     Ok(InstallOutcome {
         key,
         plugin,
@@ -521,6 +558,7 @@ pub fn update(
             });
             continue;
         }
+        super::check_removed_source(cx, &old.source.spec, allow_removed, feedback)?;
         let prepared = prepare(cx, &old.source.spec, None, false, feedback)?;
         fetched.push((key, old, prepared));
     }
@@ -638,14 +676,13 @@ pub fn remove(
     let (profiles, _) = crate::state::profiles::read_profiles(&cx.layout.home)
         .map_err(|e| ManagerError::Environment(e.to_string()))?;
     let mut edits = Vec::new();
+    // Every profile forgets it — its selection and every grant, wherever they are.
     for p in profiles {
         for n in [Some(key.clone()), plugin_name.clone()]
             .into_iter()
             .flatten()
         {
-            if p.enabled.contains(&n) || p.disabled.contains(&n) {
-                edits.push((p.name.clone(), SelectionEdit::Forget(n)));
-            }
+            edits.push((p.name.clone(), SelectionEdit::Forget(n)));
         }
     }
     let applied = apply::apply(

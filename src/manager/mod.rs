@@ -89,6 +89,9 @@ pub struct Context {
     pub wheel_limits: crate::generation::wheels::WheelLimits,
     /// How long to wait for another writer (`None`: as long as it takes).
     pub lock_wait: Option<std::time::Duration>,
+    /// `--ignore-requires-hermes`: publish plugins whose `requires_hermes` excludes the
+    /// core's version (recorded per plugin in `installed.json`).
+    pub ignore_requires_hermes: bool,
 }
 
 impl Context {
@@ -187,7 +190,7 @@ pub fn begin_writing(
 /// `removed.yaml`, if any.
 pub fn removed_entry(
     cx: &Context,
-    name: &str,
+    name: Option<&str>,
     repo: Option<&str>,
 ) -> Option<(std::path::PathBuf, crate::catalog::Removed)> {
     let path = cx.fetch.catalog.as_ref()?.join("removed.yaml");
@@ -199,6 +202,43 @@ pub fn removed_entry(
     Some((path, hit))
 }
 
+/// The kill list (SRC-4) before anything is fetched: a catalog entry by its name and its
+/// repository, a GitHub or git source by its normalised URL (a directory is checked by its
+/// manifest name once read, with [`check_removed`]).
+pub fn check_removed_source(
+    cx: &Context,
+    spec: &crate::source::SourceSpec,
+    allow: bool,
+    feedback: &mut dyn Feedback,
+) -> Result<(), ManagerError> {
+    use crate::source::SourceSpec;
+    let (name, repo) = match spec {
+        SourceSpec::Catalog { name } => (
+            Some(name.clone()),
+            crate::source::catalog::lookup(cx.fetch.catalog.as_deref(), name)
+                .ok()
+                .map(|pin| pin.repo),
+        ),
+        SourceSpec::Github { owner, repo, .. } => {
+            (None, Some(format!("https://github.com/{owner}/{repo}")))
+        }
+        SourceSpec::Git { url, .. } => (None, Some(url.clone())),
+        SourceSpec::Path { .. } => (None, None),
+    };
+    if name.is_none() && repo.is_none() {
+        return Ok(());
+    }
+    let label = name.clone().unwrap_or_else(|| spec.display());
+    check_removed_as(
+        cx,
+        &label,
+        name.as_deref(),
+        repo.as_deref(),
+        allow,
+        feedback,
+    )
+}
+
 /// The kill list (SRC-4): refuses a plugin the catalog's `removed.yaml` lists (by name or by
 /// normalised repository URL) unless `allow` (`--allow-removed`), which only warns.
 pub fn check_removed(
@@ -208,11 +248,23 @@ pub fn check_removed(
     allow: bool,
     feedback: &mut dyn Feedback,
 ) -> Result<(), ManagerError> {
+    check_removed_as(cx, name, Some(name), repo, allow, feedback)
+}
+
+fn check_removed_as(
+    cx: &Context,
+    label: &str,
+    name: Option<&str>,
+    repo: Option<&str>,
+    allow: bool,
+    feedback: &mut dyn Feedback,
+) -> Result<(), ManagerError> {
     let Some((path, hit)) = removed_entry(cx, name, repo) else {
         return Ok(());
     };
     let why = format!(
-        "`{name}` is on the catalog's removal list ({}{}{})",
+        "`{}` is on the catalog's removal list ({}{}{})",
+        crate::text::escape(label),
         path.display(),
         hit.reason
             .as_deref()

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::apply::{self, SelectionEdit};
 use super::{Context, ManagerError};
+use crate::consent::capabilities;
 use crate::exit::Code;
 use crate::generation::doc::GenerationDoc;
 use crate::generation::gc::{self, GcReport};
@@ -94,7 +95,7 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
             };
             status.insert(profile.name.clone(), text);
         }
-        if super::removed_entry(cx, &p.name, p.source.url.as_deref()).is_some() {
+        if super::removed_entry(cx, Some(&p.name), p.source.url.as_deref()).is_some() {
             for s in status.values_mut() {
                 *s = format!("blocked ({s}; on the catalog's removal list)");
             }
@@ -372,6 +373,8 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
     }
     names.extend(doc.profiles.keys().cloned());
     let mut installed = installed(cx)?;
+    let store = Store::open(cx.layout.store())?;
+    let mut audit_entries = Vec::new();
     for name in names {
         let config = cx.config_path(&name);
         let text = std::fs::read_to_string(&config).unwrap_or_default();
@@ -396,6 +399,64 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
         for key in have.difference(&want) {
             new_text = apply_edit(&new_text, &SelectionEdit::Disable(key.clone()), &config)?;
         }
+        // Grants as the target recorded them, for every plugin either generation selects in
+        // this profile (Hermes reads config.yaml, not generation.json: rolling back a grant
+        // must take it out of there too, or the next sync would re-apply it).
+        let selected_now: BTreeSet<String> = current_doc
+            .profiles
+            .get(&name)
+            .map(|s| s.enabled.iter().cloned().collect())
+            .unwrap_or_default();
+        for key in want.union(&selected_now) {
+            let target_grants: BTreeSet<String> = doc
+                .profiles
+                .get(&name)
+                .and_then(|s| s.grants.get(key))
+                .map(|g| g.iter().cloned().collect())
+                .unwrap_or_default();
+            let recorded = capabilities::read(&new_text, key).unwrap_or_default();
+            if recorded.granted == target_grants {
+                continue;
+            }
+            let edited = match doc.plugin(key).filter(|_| !target_grants.is_empty()) {
+                Some(plugin) => {
+                    let declared = super::consent_step::declared(&store.path_of(&plugin.store_key));
+                    capabilities::write(
+                        &new_text,
+                        key,
+                        &target_grants,
+                        &declared.capabilities,
+                        &crate::consent::audit::now(),
+                        &super::consent_step::grant_origin(&plugin.source),
+                    )
+                }
+                None => capabilities::revoke_all(&new_text, key).map(|(text, _)| text),
+            };
+            new_text =
+                edited.map_err(|e| ManagerError::Refused(format!("{}: {e}", config.display())))?;
+            let revoked: Vec<String> = recorded
+                .granted
+                .difference(&target_grants)
+                .cloned()
+                .collect();
+            let granted: Vec<String> = target_grants
+                .difference(&recorded.granted)
+                .cloned()
+                .collect();
+            for (action, items) in [("revoke", revoked), ("grant", granted)] {
+                if !items.is_empty() {
+                    audit_entries.push(crate::consent::audit::AuditEntry {
+                        time: crate::consent::audit::now(),
+                        profile: name.clone(),
+                        plugin: key.clone(),
+                        action: action.into(),
+                        items,
+                        by: format!("rollback to {target}"),
+                        user: crate::consent::audit::user(),
+                    });
+                }
+            }
+        }
         if new_text != text {
             edits.push((config, new_text));
         }
@@ -416,6 +477,7 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
     }
     tx.edit_file(&cx.layout.installed(), installed.to_json().as_bytes())?;
     tx.commit()?;
+    crate::consent::audit::append(&cx.layout.audit_log(), &audit_entries)?;
     Ok((current, target))
 }
 

@@ -38,6 +38,10 @@ pub struct InstalledPlugin {
     pub requirements: Vec<String>,
     /// When it was installed or last updated (RFC 3339).
     pub installed_at: String,
+    /// The core version `--ignore-requires-hermes` published this plugin for although its
+    /// `requires_hermes` excludes it (checked again when core changes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_hermes_ignored_for: Option<String>,
 }
 
 /// The whole file.

@@ -156,3 +156,19 @@ pub fn follows_its_schema(doc: &Value, exit: Option<i32>) -> String {
     }
     file.to_string()
 }
+
+/// The interpreter of a venv with `hermes-agent==0.19.0` (and so python-dotenv, both from
+/// PyPI): `HERMES_PLUGINS_HERMES_PYTHON`; `None` skips what needs it, unless
+/// `HERMES_PLUGINS_REQUIRE_HERMES=1` (CI), which makes its absence a failure.
+pub fn hermes_python() -> Option<PathBuf> {
+    match std::env::var_os("HERMES_PLUGINS_HERMES_PYTHON") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ => {
+            assert!(
+                std::env::var("HERMES_PLUGINS_REQUIRE_HERMES").as_deref() != Ok("1"),
+                "HERMES_PLUGINS_REQUIRE_HERMES=1 but HERMES_PLUGINS_HERMES_PYTHON is not set"
+            );
+            None
+        }
+    }
+}

@@ -44,19 +44,6 @@ const NOT_LOADED: &[(&str, &str)] = &[
 /// Disagreements that are understood and accepted: (key, criterion, why).
 const ACCEPTED: &[(&str, &str, &str)] = &[];
 
-pub fn hermes_python() -> Option<PathBuf> {
-    match std::env::var_os("HERMES_PLUGINS_HERMES_PYTHON") {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ => {
-            assert!(
-                std::env::var("HERMES_PLUGINS_REQUIRE_HERMES").as_deref() != Ok("1"),
-                "HERMES_PLUGINS_REQUIRE_HERMES=1 but HERMES_PLUGINS_HERMES_PYTHON is not set"
-            );
-            None
-        }
-    }
-}
-
 /// A directory holding a pip plugin project as an installed distribution: its top-level
 /// modules and a `*.dist-info` with METADATA and `entry_points.txt` from `pyproject.toml` —
 /// what `pip install` leaves in site-packages, for Hermes's entry-point scan.

@@ -1,0 +1,333 @@
+//! The one path every mutating operation takes, in named phases — each a function returning
+//! a typed value, so each rule lives in exactly one of them and the CLI renders prompts and
+//! diffs from those values:
+//!
+//! 1. [`select`] — every profile's `config.yaml` with the selection edits applied (a removed
+//!    plugin's grants revoked with it), the new selections, the plugins the generation holds;
+//! 2. [`consent`] — surface additions of replaced plugins, capability grants per profile,
+//!    `requires_env` values (decided, or listed when planning);
+//! 3. [`requirements`] — `requires_hermes` against core, `requires_plugins` against the
+//!    selection;
+//! 4. no-op — the inputs digest ([`digest`]) equals the current generation's: only the user
+//!    files change;
+//! 5. [`resolve`] — core + every enabled plugin, the current lock preferred or reused;
+//! 6. [`dependencies`] — consent for requirements the current generation does not have;
+//! 7. [`publish`] — build, publish, edit the user files, switch: one transaction.
+//!
+//! `--dry-run` runs phases 1–6 asking nothing and returns the consent plan; `--plan HASH`
+//! first recomputes that plan and refuses if it moved.
+
+mod consent;
+mod dependencies;
+mod digest;
+mod publish;
+mod requirements;
+mod resolve;
+mod select;
+
+use super::consent_step::{Decisions, GrantFlags};
+use super::plan::{Plan, PlanItem, PlanMode};
+use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
+use crate::exit::Code;
+use crate::generation::build;
+use crate::generation::doc::{GenPlugin, GenerationDoc};
+use crate::generation::publish as generations;
+use crate::state::installed::Installed;
+use crate::store::Store;
+
+/// A change to one profile's selection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SelectionEdit {
+    /// Add to `plugins.enabled`, remove from `plugins.disabled`.
+    Enable(String),
+    /// Remove from `plugins.enabled`, add to `plugins.disabled`.
+    Disable(String),
+    /// Remove from both.
+    Forget(String),
+}
+
+/// What to change.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// The operation, for the journal and `generation.json` (`enable weather`).
+    pub operation: String,
+    /// Selection edits per profile.
+    pub edits: Vec<(String, SelectionEdit)>,
+    /// The installed state to write (when it changes).
+    pub installed: Option<Installed>,
+    /// How dependency consent is answered.
+    pub deps: DepsConsent,
+    /// Capability flags and the plugins they (and `requires_env` prompts) apply to.
+    pub grants: GrantFlags,
+    /// `--yes`: accept what replaced plugins add to their surface.
+    pub accept_surface: bool,
+    /// `--dry-run` (return the consent plan, change nothing) or `--plan HASH`.
+    pub plan: PlanMode,
+    /// Items the caller already knows the plan has (`requires_auth` of an installed plugin).
+    pub plan_notes: Vec<PlanItem>,
+}
+
+/// How a refusal says that nothing moved (an install refused at dependency consent replaces
+/// it: the plugin stays installed, disabled).
+pub const NOTHING_CHANGED: &str = "nothing was changed";
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Applied {
+    /// The generation now current (`None` if there is none).
+    pub generation: Option<u64>,
+    /// The generation before.
+    pub previous: Option<u64>,
+    /// Whether a new generation was published.
+    pub published: bool,
+    /// Packages added/removed/changed in the environment (`name version` strings).
+    pub changes: Vec<String>,
+    /// Plugins in the new generation.
+    pub plugins: Vec<String>,
+    /// With `--dry-run`: what the operation would ask, and how to approve it (printed
+    /// beside the publication, not inside it).
+    #[serde(skip)]
+    pub plan: Option<Plan>,
+}
+
+/// The current generation's document, if there is one.
+pub fn current_doc(cx: &Context) -> Option<GenerationDoc> {
+    let n = generations::current_number(&cx.layout)?;
+    GenerationDoc::read(&cx.layout.generation(n)).ok()
+}
+
+/// `--plan HASH`: the plan a dry run without approvals shows now must be the one approved.
+fn check_plan(cx: &Context, change: &Change, expected: &str) -> Result<(), ManagerError> {
+    let dry = Change {
+        plan: PlanMode::Dry,
+        deps: DepsConsent::Ask,
+        accept_surface: false,
+        grants: GrantFlags {
+            targets: change.grants.targets.clone(),
+            ..GrantFlags::default()
+        },
+        ..change.clone()
+    };
+    let shown = apply(cx, dry, &mut super::NoInput, &mut super::Silent)?
+        .plan
+        .map(|p| p.hash)
+        .unwrap_or_default();
+    if shown != expected {
+        return Err(ManagerError::coded(
+            Code::PlanChanged,
+            format!(
+                "the consent plan changed since it was shown ({expected}, now {shown}): {NOTHING_CHANGED}; show it again with --dry-run"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The generation's plugin records.
+fn generation_plugins(
+    installed: &Installed,
+    keys: &std::collections::BTreeSet<String>,
+    manifests: &mut consent::Manifests,
+) -> Vec<GenPlugin> {
+    keys.iter()
+        .filter_map(|k| installed.plugins.get(k))
+        .map(|p| GenPlugin {
+            key: p.key.clone(),
+            name: p.name.clone(),
+            version: p.version.clone(),
+            kind: p.kind.clone(),
+            format: p.format.clone(),
+            source: p.source.clone(),
+            commit: p.source.commit.clone(),
+            tree: p.tree.clone(),
+            store_key: p.store_key.clone(),
+            path: build::plugin_path(&p.key),
+            requires_env: manifests
+                .of(&p.key)
+                .env
+                .iter()
+                .map(|(name, ..)| name.clone())
+                .collect(),
+        })
+        .collect()
+}
+
+/// Applies a change (see the module documentation). Holds no lock itself: the caller has
+/// called [`super::begin_writing`].
+pub fn apply(
+    cx: &Context,
+    mut change: Change,
+    prompter: &mut dyn Prompter,
+    feedback: &mut dyn Feedback,
+) -> Result<Applied, ManagerError> {
+    if let PlanMode::Expect(expected) = &change.plan {
+        check_plan(cx, &change, expected)?;
+        change.plan = PlanMode::Off;
+    }
+    let planning = change.plan == PlanMode::Dry;
+    if planning {
+        // A plan lists everything to approve, whatever flags came with the dry run.
+        change.grants.grant.clear();
+        change.grants.revoke.clear();
+    }
+    let mut installed = match &change.installed {
+        Some(i) => i.clone(),
+        None => Installed::read(&cx.layout.installed())
+            .map_err(|e| ManagerError::Environment(e.to_string()))?,
+    };
+    let current = current_doc(cx);
+    let previous = generations::current_number(&cx.layout);
+    let store = Store::open(cx.layout.store())?;
+
+    // 1. Selections.
+    let mut selected = select::select(cx, &change, &installed, feedback)?;
+    let mut decisions = Decisions {
+        plan: planning.then(|| change.plan_notes.clone()),
+        audit: std::mem::take(&mut selected.revocations),
+        ..Decisions::default()
+    };
+    let snapshot = installed.clone();
+    let mut manifests = consent::Manifests::new(&store, &snapshot);
+
+    // 2. Consent.
+    let diffs = consent::consent(
+        cx,
+        &change,
+        &snapshot,
+        &mut selected,
+        current.as_ref(),
+        &mut manifests,
+        prompter,
+        feedback,
+        &mut decisions,
+    )?;
+
+    // 3. Requirements.
+    let overridden = requirements::check(
+        cx,
+        &snapshot,
+        &selected,
+        &mut manifests,
+        feedback,
+        &mut decisions.audit,
+    )?;
+    if !overridden.is_empty() {
+        for (key, version) in overridden {
+            if let Some(p) = installed.plugins.get_mut(&key) {
+                p.requires_hermes_ignored_for = Some(version);
+            }
+        }
+        change.installed = Some(installed.clone());
+    }
+
+    let plugins = generation_plugins(&snapshot, &selected.keys, &mut manifests);
+    drop(manifests);
+    let digest = digest::inputs_digest(cx, &plugins, &selected.selections);
+    let keys: Vec<String> = selected.keys.iter().cloned().collect();
+
+    // 4. No-op (GEN-5): same inputs as the current generation, or nothing enabled and no
+    //    generation yet.
+    let unchanged = match &current {
+        Some(doc) => doc.inputs_digest == digest,
+        None => plugins.is_empty(),
+    };
+    if unchanged {
+        if planning {
+            return Ok(Applied {
+                generation: previous,
+                previous,
+                published: false,
+                changes: Vec::new(),
+                plugins: keys,
+                plan: Some(Plan::new(
+                    &change.operation,
+                    &digest,
+                    decisions.plan.take().unwrap_or_default(),
+                )),
+            });
+        }
+        let files = publish::UserFiles {
+            states: &selected.states,
+            change: &change,
+            decisions: &decisions,
+        };
+        publish::edit_only(cx, &files, previous)?;
+        return Ok(Applied {
+            generation: previous,
+            previous,
+            published: false,
+            changes: Vec::new(),
+            plugins: keys,
+            plan: None,
+        });
+    }
+
+    // 5. Resolution.
+    let resolved = resolve::resolve(cx, &plugins, current.as_ref(), &store, feedback)?;
+
+    // 6. Dependency consent.
+    dependencies::consent(
+        cx,
+        &change,
+        &plugins,
+        &resolved.inputs,
+        &resolved.lock,
+        current.as_ref(),
+        &diffs,
+        prompter,
+        &mut decisions,
+    )?;
+    if planning {
+        let changes = digest::lock_changes(current.as_ref(), &resolved.lock);
+        let environment = format!(
+            "{digest} {}",
+            resolved
+                .lock
+                .packages
+                .iter()
+                .map(|p| format!("{}=={}", p.name, p.version))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        return Ok(Applied {
+            generation: previous,
+            previous,
+            published: false,
+            changes,
+            plugins: keys,
+            plan: Some(Plan::new(
+                &change.operation,
+                &environment,
+                decisions.plan.take().unwrap_or_default(),
+            )),
+        });
+    }
+
+    // 7. Publication.
+    let files = publish::UserFiles {
+        states: &selected.states,
+        change: &change,
+        decisions: &decisions,
+    };
+    let (number, changes) = publish::publish(
+        cx,
+        &files,
+        publish::Publication {
+            digest,
+            plugins,
+            selections: selected.selections.clone(),
+            resolved,
+        },
+        current.as_ref(),
+        previous,
+        feedback,
+    )?;
+    Ok(Applied {
+        generation: Some(number),
+        previous,
+        published: true,
+        changes,
+        plugins: keys,
+        plan: None,
+    })
+}

@@ -1,0 +1,170 @@
+//! Phase 7, publication: build the generation in staging, publish it, edit the user files
+//! (`config.yaml` of every profile, `installed.json`, `.env`) and switch `current` — one
+//! journaled transaction; or, when the inputs did not change, only the user files.
+
+use std::collections::BTreeMap;
+
+use super::Change;
+use super::digest::{core_identity, index_record, input_changes, lock_changes};
+use super::resolve::Resolved;
+use super::select::ProfileState;
+use crate::consent::audit;
+use crate::exit::Code;
+use crate::generation::build::{self, BuildInputs};
+use crate::generation::doc::{self, GenPlugin, GenerationDoc, ProfileSelection, PythonEnv};
+use crate::generation::publish::Transaction;
+use crate::manager::consent_step::Decisions;
+use crate::manager::{Context, Feedback, ManagerError};
+use crate::resolve::engine::EngineError;
+
+/// The user files a change edits: every profile's `config.yaml` whose text changed,
+/// `installed.json` when the change carries one, `.env` when values were entered (0600).
+pub(super) struct UserFiles<'a> {
+    /// The profiles.
+    pub states: &'a BTreeMap<String, ProfileState>,
+    /// The change.
+    pub change: &'a Change,
+    /// The consent decisions (the new `.env` text).
+    pub decisions: &'a Decisions,
+}
+
+impl UserFiles<'_> {
+    /// Adds the edits to `tx`.
+    fn edit(&self, cx: &Context, tx: &mut Transaction) -> Result<(), ManagerError> {
+        for state in self.states.values() {
+            if state.original.as_deref() != Some(state.text.as_str())
+                && !(state.original.is_none() && state.text.is_empty())
+            {
+                tx.edit_file(&state.config, state.text.as_bytes())?;
+            }
+        }
+        if let Some(new) = &self.change.installed {
+            tx.edit_file(&cx.layout.installed(), new.to_json().as_bytes())?;
+        }
+        if let Some(text) = &self.decisions.env_text {
+            tx.edit_file_mode(&cx.layout.env_file(), text.as_bytes(), Some(0o600))?;
+        }
+        Ok(())
+    }
+}
+
+/// The inputs did not change: the user files change, `current` stays.
+pub(super) fn edit_only(
+    cx: &Context,
+    files: &UserFiles,
+    current: Option<u64>,
+) -> Result<(), ManagerError> {
+    let mut tx = Transaction::begin_switch(&cx.layout, &files.change.operation, current)?;
+    files.edit(cx, &mut tx)?;
+    tx.commit()?;
+    audit::append(&cx.layout.audit_log(), &files.decisions.audit)?;
+    Ok(())
+}
+
+/// What a publication needs besides the user files.
+pub(super) struct Publication {
+    /// The inputs digest.
+    pub digest: String,
+    /// The plugins.
+    pub plugins: Vec<GenPlugin>,
+    /// The per-profile selections and grants.
+    pub selections: BTreeMap<String, ProfileSelection>,
+    /// The resolution.
+    pub resolved: Resolved,
+}
+
+/// Builds, publishes, edits and switches; returns the new generation's number and the change
+/// lines (inputs, then packages) against `current`.
+pub(super) fn publish(
+    cx: &Context,
+    files: &UserFiles,
+    publication: Publication,
+    current: Option<&GenerationDoc>,
+    previous: Option<u64>,
+    feedback: &mut dyn Feedback,
+) -> Result<(u64, Vec<String>), ManagerError> {
+    let started = std::time::Instant::now();
+    let operation = &files.change.operation;
+    let Publication {
+        digest,
+        plugins,
+        selections,
+        resolved,
+    } = publication;
+    let lock = resolved.lock;
+    let new_doc = GenerationDoc {
+        format: doc::GENERATION_FORMAT,
+        number: 0,
+        parent: previous,
+        created: doc::created_now(),
+        operation: operation.clone(),
+        inputs_digest: digest,
+        resolution_digest: Some(resolved.digest),
+        index: Some(index_record(&cx.index)),
+        core: core_identity(cx),
+        python: PythonEnv {
+            base: cx.python.display().to_string(),
+            version: lock.python.version.clone(),
+            venv: String::new(),
+            executable: String::new(),
+            site_packages: String::new(),
+        },
+        plugins,
+        profiles: selections,
+        lock: lock.clone(),
+    };
+    let (mut tx, staging) = Transaction::begin_build(&cx.layout, operation)?;
+    let mut new_doc = new_doc;
+    new_doc.number = tx.target().unwrap_or(1);
+    feedback.phase(&format!(
+        "building generation {} ({} packages)",
+        new_doc.number,
+        lock.packages.len()
+    ));
+    let built = build::build(
+        &staging,
+        &BuildInputs {
+            python: cx.python.clone(),
+            cache_dir: cx.layout.uv_cache(),
+            index: cx.index.clone(),
+            store: cx.layout.store(),
+            wheel_cache: cx.layout.wheel_cache(),
+            wheel_limits: cx.wheel_limits,
+        },
+        new_doc,
+    );
+    feedback.done();
+    tracing::debug!("built the generation in {:?}", started.elapsed());
+    let built = match built {
+        Ok(doc) => doc,
+        Err(e) => {
+            tx.abort()?;
+            let code = match &e {
+                build::BuildError::Install(EngineError::Index { .. }) => Code::Network,
+                build::BuildError::Install(EngineError::Interpreter { .. }) => Code::Interpreter,
+                build::BuildError::Io(_) => Code::Io,
+                _ => Code::Environment,
+            };
+            return Err(ManagerError::coded(code, e.to_string()));
+        }
+    };
+    let steps = (|| -> Result<(), ManagerError> {
+        tx.publish_staging()?;
+        files.edit(cx, &mut tx)?;
+        Ok(())
+    })();
+    if let Err(e) = steps {
+        tx.abort()?;
+        return Err(e);
+    }
+    tx.commit()?;
+    audit::append(&cx.layout.audit_log(), &files.decisions.audit)?;
+    tracing::debug!("published in {:?}", started.elapsed());
+    let changes = current
+        .map(|old| input_changes(old, &built))
+        .unwrap_or_default()
+        .into_iter()
+        .chain(lock_changes(current, &lock))
+        .collect();
+    Ok((built.number, changes))
+}

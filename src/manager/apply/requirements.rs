@@ -1,0 +1,178 @@
+//! Phase 3, requirements between a plugin and its surroundings, checked before anything is
+//! resolved: `requires_hermes` against the core's version (refused naming both, unless
+//! `--ignore-requires-hermes`, which is recorded per plugin and core version), and
+//! `requires_plugins` against the profile's selection (the other plugin enabled beside it,
+//! its version inside `version_range`).
+
+use std::str::FromStr;
+
+use uv_pep440::{Version, VersionSpecifiers};
+
+use super::consent::Manifests;
+use super::select::Selected;
+use crate::consent::audit::{self, AuditEntry};
+use crate::exit::Code;
+use crate::manager::{Context, Feedback, ManagerError};
+use crate::state::installed::Installed;
+
+/// `requires_hermes` as PEP 440 specifiers: clauses without an operator are floors (`0.19`
+/// means `>=0.19`), as the validator reads them.
+fn hermes_specifiers(spec: &str) -> Result<VersionSpecifiers, String> {
+    let clauses: Vec<String> = spec
+        .split(',')
+        .map(str::trim)
+        .map(|c| {
+            if c.starts_with(|ch: char| ch.is_ascii_digit()) {
+                format!(">={c}")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    VersionSpecifiers::from_str(&clauses.join(",")).map_err(|e| e.to_string())
+}
+
+/// Checks every plugin the generation holds; returns the keys whose `requires_hermes` was
+/// overridden now (the caller records the core version in `installed.json`).
+pub(super) fn check(
+    cx: &Context,
+    installed: &Installed,
+    selected: &Selected,
+    manifests: &mut Manifests,
+    feedback: &mut dyn Feedback,
+    audit_entries: &mut Vec<AuditEntry>,
+) -> Result<Vec<(String, String)>, ManagerError> {
+    let mut overridden = Vec::new();
+    let core_version = cx
+        .core
+        .as_ref()
+        .and_then(|c| c.project.version.clone())
+        .filter(|_| cx.core_known);
+    for key in &selected.keys {
+        let Some(spec) = manifests.of(key).requires_hermes.clone() else {
+            continue;
+        };
+        let Some(version) = &core_version else {
+            continue;
+        };
+        let specifiers = hermes_specifiers(&spec).map_err(|e| {
+            ManagerError::coded(
+                Code::Invalid,
+                format!("`{key}`: requires_hermes `{spec}` cannot be read: {e}"),
+            )
+        })?;
+        let parsed = Version::from_str(version).map_err(|e| {
+            ManagerError::Environment(format!(
+                "the core's version `{version}` is not a PEP 440 version: {e}"
+            ))
+        })?;
+        if specifiers.contains(&parsed) {
+            continue;
+        }
+        let recorded = installed
+            .plugins
+            .get(key)
+            .and_then(|p| p.requires_hermes_ignored_for.as_deref());
+        if recorded == Some(version.as_str()) {
+            continue;
+        }
+        if cx.ignore_requires_hermes {
+            feedback.note(&format!(
+                "`{key}` requires Hermes {spec}, core is {version}: published anyway (--ignore-requires-hermes, recorded)"
+            ));
+            audit_entries.push(AuditEntry {
+                time: audit::now(),
+                profile: cx.profile.clone(),
+                plugin: key.clone(),
+                action: "ignore-requires-hermes".into(),
+                items: vec![format!("{spec} (core {version})")],
+                by: "--ignore-requires-hermes".into(),
+                user: audit::user(),
+            });
+            overridden.push((key.clone(), version.clone()));
+            continue;
+        }
+        return Err(ManagerError::coded(
+            Code::RequiresHermes,
+            format!(
+                "`{key}` requires Hermes {spec}, but the core is {version}: nothing was changed (pass --ignore-requires-hermes to publish it anyway)"
+            ),
+        ));
+    }
+    for (profile, selection) in &selected.selections {
+        let configured = selected.states.get(profile).map(|s| &s.enabled);
+        for key in &selection.enabled {
+            for (id, range) in manifests.of(key).requires_plugins.clone() {
+                let managed = installed.find(&id);
+                let beside = managed.is_some_and(|p| selection.enabled.contains(&p.key));
+                let wanted = range
+                    .as_deref()
+                    .map(|r| format!("`{id}` {r}"))
+                    .unwrap_or_else(|| format!("`{id}`"));
+                let Some(other) = managed.filter(|_| beside) else {
+                    // Enabled in config.yaml but not managed here (bundled, or in
+                    // <home>/plugins): present, its version unknown.
+                    if managed.is_none() && configured.is_some_and(|c| c.contains(&id)) {
+                        if range.is_some() {
+                            feedback.note(&format!(
+                                "`{key}` requires {wanted}: `{id}` is not managed by hermes-plugins, its version is not checked"
+                            ));
+                        }
+                        continue;
+                    }
+                    return Err(ManagerError::coded(
+                        Code::RequiresPlugins,
+                        format!(
+                            "`{key}` requires the plugin {wanted}, which is not {} in profile `{profile}`: nothing was changed (install and enable it too, or disable `{key}`)",
+                            if managed.is_some() {
+                                "enabled"
+                            } else {
+                                "installed"
+                            }
+                        ),
+                    ));
+                };
+                let Some(range) = range else {
+                    continue;
+                };
+                let specifiers = VersionSpecifiers::from_str(&range).map_err(|e| {
+                    ManagerError::coded(
+                        Code::Invalid,
+                        format!("`{key}`: version_range `{range}` of `{id}` cannot be read: {e}"),
+                    )
+                })?;
+                let found = other
+                    .version
+                    .as_deref()
+                    .and_then(|v| Version::from_str(v).ok());
+                if found.as_ref().is_some_and(|v| specifiers.contains(v)) {
+                    continue;
+                }
+                return Err(ManagerError::coded(
+                    Code::RequiresPlugins,
+                    format!(
+                        "`{key}` requires the plugin {wanted}, but profile `{profile}` has `{}` {}: nothing was changed",
+                        other.key,
+                        other.version.as_deref().unwrap_or("without a version")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(overridden)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requires_hermes_reads_floors_and_clauses() {
+        let spec = hermes_specifiers(">=0.19, <1.0").unwrap();
+        assert!(spec.contains(&Version::from_str("0.19.0").unwrap()));
+        assert!(!spec.contains(&Version::from_str("1.0.0").unwrap()));
+        let floor = hermes_specifiers("0.20").unwrap();
+        assert!(!floor.contains(&Version::from_str("0.19.0").unwrap()));
+        assert!(hermes_specifiers(">=").is_err());
+    }
+}

@@ -1,0 +1,167 @@
+//! Phase 1, selections: every profile's `config.yaml` text with the change's selection edits
+//! applied (a removed plugin's grants revoked with it), the new per-profile selections, and
+//! the plugins the generation will hold.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::{Change, SelectionEdit};
+use crate::consent::audit::{self, AuditEntry};
+use crate::generation::doc::ProfileSelection;
+use crate::manager::{Context, Feedback, ManagerError};
+use crate::state::config_edit;
+use crate::state::installed::Installed;
+use crate::state::profiles;
+
+/// One profile's `config.yaml`: as read, and as it will be written.
+pub(super) struct ProfileState {
+    /// The file.
+    pub config: PathBuf,
+    /// Its text when read (`None`: it did not exist).
+    pub original: Option<String>,
+    /// Its text with every decision so far applied.
+    pub text: String,
+    /// `plugins.enabled` after the edits.
+    pub enabled: BTreeSet<String>,
+    /// `plugins.disabled` after the edits.
+    pub disabled: BTreeSet<String>,
+}
+
+/// What phase 1 decided.
+pub(super) struct Selected {
+    /// Every profile's config, by profile name.
+    pub states: BTreeMap<String, ProfileState>,
+    /// The generation's selection per profile (grants are filled in by consent).
+    pub selections: BTreeMap<String, ProfileSelection>,
+    /// The installed plugins some profile enables: what the generation holds.
+    pub keys: BTreeSet<String>,
+    /// Grants revoked because their plugin was removed, to audit after the commit.
+    pub revocations: Vec<AuditEntry>,
+}
+
+fn read_text(path: &Path) -> Result<Option<String>, ManagerError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ManagerError::Environment(format!(
+            "{}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// Reads every profile, applies the change's edits and works out the selections.
+pub(super) fn select(
+    cx: &Context,
+    change: &Change,
+    installed: &Installed,
+    feedback: &mut dyn Feedback,
+) -> Result<Selected, ManagerError> {
+    let (read, warnings) = profiles::read_profiles(&cx.layout.home)
+        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    for w in warnings {
+        feedback.note(&format!("skipping a profile: {w}"));
+    }
+    let mut states: BTreeMap<String, ProfileState> = BTreeMap::new();
+    for p in read {
+        let original = read_text(&p.config)?;
+        states.insert(
+            p.name.clone(),
+            ProfileState {
+                config: p.config.clone(),
+                text: original.clone().unwrap_or_default(),
+                original,
+                enabled: p.enabled,
+                disabled: p.disabled,
+            },
+        );
+    }
+    let mut revocations = Vec::new();
+    for (profile, edit) in &change.edits {
+        if !states.contains_key(profile) {
+            let config = cx.config_path(profile);
+            if profile != "default" && !config.parent().is_some_and(|d| d.is_dir()) {
+                return Err(ManagerError::Usage(format!(
+                    "there is no profile `{profile}` ({} does not exist)",
+                    config
+                        .parent()
+                        .map(|d| d.display().to_string())
+                        .unwrap_or_default()
+                )));
+            }
+            states.insert(
+                profile.clone(),
+                ProfileState {
+                    config,
+                    original: None,
+                    text: String::new(),
+                    enabled: BTreeSet::new(),
+                    disabled: BTreeSet::new(),
+                },
+            );
+        }
+        let state = states.get_mut(profile).expect("inserted above");
+        let edited = match edit {
+            SelectionEdit::Enable(name) => {
+                state.enabled.insert(name.clone());
+                state.disabled.remove(name);
+                config_edit::enable(&state.text, name)
+            }
+            SelectionEdit::Disable(name) => {
+                state.enabled.remove(name);
+                state.disabled.insert(name.clone());
+                config_edit::disable(&state.text, name)
+            }
+            SelectionEdit::Forget(name) => {
+                state.enabled.remove(name);
+                state.disabled.remove(name);
+                config_edit::forget(&state.text, name).and_then(|text| {
+                    // Removed: nothing it was granted survives for whatever comes next
+                    // under this name.
+                    let (text, revoked) = crate::consent::capabilities::revoke_all(&text, name)?;
+                    if !revoked.is_empty() {
+                        revocations.push(AuditEntry {
+                            time: audit::now(),
+                            profile: profile.clone(),
+                            plugin: name.clone(),
+                            action: "revoke".into(),
+                            items: revoked.into_iter().collect(),
+                            by: "remove".into(),
+                            user: audit::user(),
+                        });
+                    }
+                    Ok(text)
+                })
+            }
+        };
+        state.text = edited
+            .map_err(|e| ManagerError::Refused(format!("{}: {e}", state.config.display())))?;
+    }
+
+    let mut selections: BTreeMap<String, ProfileSelection> = BTreeMap::new();
+    let mut keys: BTreeSet<String> = BTreeSet::new();
+    for (name, state) in &states {
+        let mut enabled: Vec<String> = state
+            .enabled
+            .iter()
+            .filter(|k| !state.disabled.contains(*k))
+            .filter_map(|k| installed.find(k).map(|p| p.key.clone()))
+            .collect();
+        enabled.sort();
+        enabled.dedup();
+        keys.extend(enabled.iter().cloned());
+        selections.insert(
+            name.clone(),
+            ProfileSelection {
+                enabled,
+                grants: BTreeMap::new(),
+            },
+        );
+    }
+    Ok(Selected {
+        states,
+        selections,
+        keys,
+        revocations,
+    })
+}
