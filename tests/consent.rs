@@ -559,6 +559,33 @@ fn consent_plans_are_data_and_stale_plans_are_refused() {
     assert_eq!(refusal["error"]["code"], "plan-changed");
     assert_eq!(w.current(), before);
 
+    // A dry run shows the package diff against the current generation.
+    let shown = w.json(&["enable", "later", "--dry-run"]);
+    let changes = shown["generation"]["changes"].as_array().unwrap();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.as_str().unwrap().starts_with("+ newslib ")),
+        "{shown:#}"
+    );
+    let (_, text, _) = w.run(&["enable", "later", "--dry-run"]);
+    assert!(
+        text.contains("Python packages against the current generation:\n  + newslib"),
+        "{text}"
+    );
+    // And resolve, without --lock or --plugin, compares with the current generation.
+    let resolved = w.json(&["resolve", "--dry-run"]);
+    assert_eq!(
+        resolved["diff_against"],
+        format!("generation {}", before.unwrap()),
+        "{resolved:#}"
+    );
+    assert_eq!(
+        resolved["diff"]["added"],
+        serde_json::json!([]),
+        "{resolved:#}"
+    );
+
     // update --dry-run shows what a new version adds, approved with --yes.
     commit(
         &dir,

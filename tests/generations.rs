@@ -746,3 +746,235 @@ fn the_environment_is_recorded_and_core_is_never_guessed() {
             .starts_with("installed ")
     );
 }
+
+/// A plugin repository whose manifest carries `extra`.
+fn plugin_repo(w: &World, name: &str, version: &str, extra: &str) -> PathBuf {
+    repo_with(
+        w,
+        &format!("{name}-{version}"),
+        &[
+            (
+                "plugin.yaml".to_string(),
+                format!("name: {name}\nversion: {version}\ndescription: {name} plugin\n{extra}"),
+            ),
+            (
+                "__init__.py".to_string(),
+                "def register(ctx):\n    pass\n".to_string(),
+            ),
+        ],
+    )
+}
+
+/// Runs with the core recorded in settings (not `--no-core`); returns code and stdout.
+fn with_core(w: &World, args: &[&str]) -> (Option<i32>, Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = w
+        .cmd(&all)
+        .env_remove("HERMES_PLUGINS_NO_CORE")
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code(), doc)
+}
+
+#[test]
+fn requires_hermes_is_checked_against_the_core() {
+    let w = World::new();
+    let core = w.tmp.path().join("core");
+    std::fs::create_dir_all(&core).unwrap();
+    std::fs::write(
+        core.join("pyproject.toml"),
+        "[project]\nname = \"hermes-agent\"\nversion = \"0.19.0\"\ndependencies = []\n",
+    )
+    .unwrap();
+    std::fs::write(
+        core.join("uv.lock"),
+        "version = 1\nrevision = 2\nrequires-python = \">=3.10\"\n\n[[package]]\nname = \"hermes-agent\"\nversion = \"0.19.0\"\nsource = { editable = \".\" }\n",
+    )
+    .unwrap();
+    let core_arg = core.display().to_string();
+    let future = plugin_repo(&w, "future", "1.0.0", "requires_hermes: \">=0.20, <1\"\n");
+    let url = file_url(&future);
+    let (code, doc) = with_core(&w, &["install", &url, "--enable", "--core", &core_arg]);
+    assert_eq!(code, Some(1), "{doc:#}");
+    assert_eq!(doc["error"]["code"], "requires-hermes");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(">=0.20, <1")
+            && message.contains("0.19.0")
+            && message.contains("--ignore-requires-hermes"),
+        "{message}"
+    );
+    assert_eq!(w.current(), None);
+
+    // Overridden: published, the override recorded for this core version and audited; later
+    // operations do not ask again.
+    let (code, doc) = with_core(
+        &w,
+        &["install", &url, "--enable", "--ignore-requires-hermes"],
+    );
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["generation"]["published"], true, "{doc:#}");
+    let installed = read_json(&w.pm().join("installed.json"));
+    assert_eq!(
+        installed["plugins"]["future"]["requires_hermes_ignored_for"],
+        "0.19.0"
+    );
+    let audit = std::fs::read_to_string(w.pm().join("audit.log")).unwrap();
+    assert!(audit.contains("ignore-requires-hermes"), "{audit}");
+    let (code, doc) = with_core(&w, &["sync"]);
+    assert_eq!(code, Some(0), "{doc:#}");
+}
+
+#[test]
+fn requires_plugins_needs_the_other_plugin_enabled_in_range() {
+    let w = World::new();
+    let needs = plugin_repo(
+        &w,
+        "addon",
+        "1.0.0",
+        "manifest_version: 2\nrequires_plugins:\n  - id: base\n    version_range: \">=2\"\n",
+    );
+    let (code, out, _) = w.run(&["--json", "install", &file_url(&needs), "--enable"]);
+    assert_eq!(code, Some(1), "{out}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["error"]["code"], "requires-plugins", "{doc:#}");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`base` >=2"),
+        "{doc:#}"
+    );
+
+    let old_base = plugin_repo(&w, "base", "1.0.0", "");
+    w.ok(&["install", &file_url(&old_base), "--enable"]);
+    w.ok(&["install", &file_url(&needs)]);
+    let (code, out, _) = w.run(&["--json", "enable", "addon"]);
+    assert_eq!(code, Some(1), "{out}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["error"]["code"], "requires-plugins");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`base` 1.0.0"),
+        "{doc:#}"
+    );
+
+    let new_base = plugin_repo(&w, "base", "2.1.0", "");
+    w.ok(&["install", &file_url(&new_base), "--enable"]);
+    w.ok(&["enable", "addon"]);
+    // Its requirement cannot be disabled from under it.
+    let (code, out, _) = w.run(&["--json", "disable", "base"]);
+    assert_eq!(code, Some(1), "{out}");
+    w.ok(&["disable", "addon"]);
+    w.ok(&["disable", "base"]);
+}
+
+/// Makes a file writable (store trees and installed files are read-only) and rewrites it.
+fn tamper(path: &std::path::Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent().unwrap();
+    let dir_mode = std::fs::metadata(dir).unwrap().permissions().mode();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(dir_mode | 0o700)).unwrap();
+    if path.exists() {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn verify_finds_each_problem_it_claims_to() {
+    let w = World::new();
+    let dir = w.tmp.path().join("weather");
+    git_plugin(&dir, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    w.ok(&["install", &file_url(&dir), "--enable", "--yes-deps"]);
+    let env = w.json(&["env"]);
+    let generation = PathBuf::from(env["path"].as_str().unwrap());
+    let link = PathBuf::from(env["plugins"][0]["path"].as_str().unwrap());
+    let store_tree = std::fs::canonicalize(&link).unwrap();
+    let site = env["sys_path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| PathBuf::from(p.as_str().unwrap()))
+        .find(|p| p.ends_with("site-packages") && p.starts_with(&generation))
+        .expect("the generation's site-packages is on sys_path");
+    let verify = |w: &World| -> (Option<i32>, Vec<(String, String)>) {
+        let (code, out, _) = w.run(&["--json", "verify"]);
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        let problems = doc["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["subject"].as_str().unwrap().to_string(),
+                    p["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        (code, problems)
+    };
+    assert_eq!(verify(&w), (Some(0), Vec::new()));
+    let finds = |w: &World, subject: &str, says: &str| {
+        let (code, problems) = verify(w);
+        assert_eq!(code, Some(1), "{problems:?}");
+        assert!(
+            problems
+                .iter()
+                .any(|(s, m)| s == subject && m.contains(says)),
+            "expected `{subject}: …{says}…` in {problems:?}"
+        );
+    };
+
+    // A store file changed: the tree's NAR hash no longer matches.
+    let init = store_tree.join("__init__.py");
+    let original = std::fs::read_to_string(&init).unwrap();
+    tamper(&init, "def register(ctx):\n    import os\n");
+    finds(&w, "plugin weather", "was modified");
+    tamper(&init, &original);
+    assert_eq!(verify(&w).0, Some(0));
+
+    // A plugin link gone.
+    let parked = w.tmp.path().join("parked-link");
+    std::fs::rename(&link, &parked).unwrap();
+    finds(&w, "plugin weather", "No such file");
+    std::fs::rename(&parked, &link).unwrap();
+    assert_eq!(verify(&w).0, Some(0));
+
+    // A distribution installed beside the lock, and a locked one missing.
+    let extra = site.join("intruder-6.6.6.dist-info");
+    std::fs::create_dir(&extra).unwrap();
+    std::fs::write(extra.join("RECORD"), "").unwrap();
+    finds(&w, "intruder 6.6.6", "not in the lock");
+    std::fs::remove_dir_all(&extra).unwrap();
+    let info = std::fs::read_dir(&site)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("weatherlib-")
+        })
+        .expect("weatherlib's dist-info");
+    let hidden = w.tmp.path().join("hidden-dist-info");
+    std::fs::rename(&info, &hidden).unwrap();
+    finds(&w, "weatherlib 1.0.0", "locked but not installed");
+    std::fs::rename(&hidden, &info).unwrap();
+    assert_eq!(verify(&w).0, Some(0));
+
+    // An installed file that is not what its wheel's RECORD says.
+    let record = std::fs::read_to_string(info.join("RECORD")).unwrap();
+    let module = record
+        .lines()
+        .map(|l| l.split(',').next().unwrap())
+        .find(|p| p.ends_with(".py"))
+        .expect("a module in RECORD");
+    tamper(&site.join(module), "print('patched')\n");
+    finds(&w, "weatherlib 1.0.0", "differs from its RECORD hash");
+}

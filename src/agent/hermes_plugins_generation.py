@@ -98,6 +98,9 @@ class Plan:
         self.managed = set(self.plugins) | {p.get("name") for p in plugins if p.get("name")}
         #: Granted capability ids per key (absent: none).
         self.grants = {k: set(v) for k, v in (selection.get("grants") or {}).items()}
+        #: Enabled plugins the generation does not manage: loaded from the profile's own
+        #: ``plugins/`` as they are (their requirements are in the generation's venv).
+        self.external = [k for k in selection.get("external") or [] if k not in self.managed]
         #: Where the plugins are: ``plugins/<key>`` links into the store.
         self.plugins_dir = os.path.join(directory, "plugins")
         python = doc.get("python") or {}
@@ -256,10 +259,19 @@ def _patch_plugins(module, plan, environ):
     scan = module.PluginManager._scan_directory
 
     def _scan_directory(self, path, source=None, *args, **kwargs):
-        if source == "user":
-            check_home()
-            path = type(path)(plan.plugins_dir)
-        return scan(self, path, source, *args, **kwargs)
+        if source != "user":
+            return scan(self, path, source, *args, **kwargs)
+        check_home()
+        found = list(scan(self, type(path)(plan.plugins_dir), source, *args, **kwargs))
+        if plan.external:
+            # External plugins stay where the user put them; nothing else of that
+            # directory is loaded (the generation decides what runs).
+            keep = set(plan.external)
+            found.extend(
+                m for m in scan(self, path, source, *args, **kwargs)
+                if getattr(m, "key", None) in keep or getattr(m, "name", None) in keep
+            )
+        return found
 
     enabled_of_config = module._get_enabled_plugins
     disabled_of_config = module._get_disabled_plugins

@@ -114,6 +114,11 @@ pub struct ProfileSelection {
     /// Granted capability ids per plugin key.
     #[serde(default)]
     pub grants: BTreeMap<String, Vec<String>>,
+    /// Plugins enabled in the profile's `config.yaml` that are not managed here but sit in the
+    /// profile's own `plugins/` directory (the upstream layout): Hermes loads them from there
+    /// as they are; their requirements are resolved into this generation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub external: Vec<String>,
 }
 
 /// The whole `generation.json`.

@@ -119,6 +119,32 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
             hooks,
         });
     }
+    // External plugins (enabled by hand in a profile's plugins/): in the generation, not
+    // managed.
+    let mut external: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (profile, selection) in current.iter().flat_map(|d| &d.profiles) {
+        if !all_profiles && profile != &cx.profile {
+            continue;
+        }
+        for name in &selection.external {
+            external
+                .entry(name.clone())
+                .or_default()
+                .insert(profile.clone(), "enabled (external)".to_string());
+        }
+    }
+    for (name, status) in external {
+        rows.push(ListRow {
+            key: name,
+            version: None,
+            kind: "native".to_string(),
+            status,
+            origin: "external (not managed: loaded from the profile's plugins/)".to_string(),
+            commit: None,
+            tools: 0,
+            hooks: 0,
+        });
+    }
     Ok(rows)
 }
 

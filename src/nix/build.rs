@@ -328,6 +328,7 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
             ProfileSelection {
                 enabled: keys,
                 grants: BTreeMap::new(),
+                external: Vec::new(),
             },
         )]),
         lock,

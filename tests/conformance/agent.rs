@@ -318,3 +318,99 @@ fn the_reference_reader_reads_what_env_prints() {
     std::fs::write(w.home.join(".env"), "KEYED_TOKEN=x\n").unwrap();
     assert_eq!(read(&w.home)["missing_env"]["keyed"], serde_json::json!([]));
 }
+
+/// A plugin placed by hand in `<home>/plugins/<name>`.
+fn hand_placed(w: &World, name: &str, tool: &str, extra: &str, body: &str) {
+    let dir = w.home.join("plugins").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("plugin.yaml"),
+        format!("name: {name}\nversion: 0.1.0\ndescription: Put here by hand\nmanifest_version: 2\nprovides_tools:\n  - {tool}\n{extra}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("__init__.py"),
+        format!("def _tool(args, **kwargs):\n{body}\n\ndef register(ctx):\n    ctx.register_tool(name=\"{tool}\", toolset=\"{name}\", schema={{\"name\": \"{tool}\", \"parameters\": {{\"type\": \"object\", \"properties\": {{}}}}}}, handler=_tool)\n"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_external_plugin_loads_where_it_is_with_its_requirements_from_the_generation() {
+    let Some(python) = hermes_python() else {
+        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the external plugin test");
+        return;
+    };
+    let w = World::new();
+    let script = w.tmp.path().join("run_hermes.py");
+    std::fs::write(&script, AGENT).unwrap();
+    hand_placed(
+        &w,
+        "localtool",
+        "local_tool",
+        "python_dependencies:\n  - \"colorlib>=1,<3\"\n",
+        "    import colorlib\n    return \"colorlib \" + colorlib.__version__",
+    );
+    hand_placed(&w, "idle", "idle_tool", "", "    return \"idle\"");
+    std::fs::write(
+        w.home.join("config.yaml"),
+        "plugins:\n  enabled:\n    - localtool\n",
+    )
+    .unwrap();
+
+    // Its requirements join the generation, with dependency consent like any plugin's.
+    let (code, _, err) = w.run(&["sync"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("colorlib"), "{err}");
+    let (code, _, err) = w.run(&["sync", "--yes-deps"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("not managed by hermes-plugins"), "{err}");
+    let doc: Value = crate::common::read_json(&w.pm().join("current/generation.json"));
+    assert_eq!(
+        doc["profiles"]["default"]["external"],
+        serde_json::json!(["localtool"]),
+        "{doc:#}"
+    );
+    assert!(doc["plugins"].as_array().unwrap().is_empty(), "{doc:#}");
+    let listed = w.json(&["list"]);
+    assert_eq!(listed["plugins"][0]["key"], "localtool", "{listed:#}");
+    assert_eq!(
+        listed["plugins"][0]["status"]["default"],
+        "enabled (external)"
+    );
+    crate::common::follows_its_schema(&listed, None);
+
+    // Under exec, Hermes loads it from where it is, its dependency from the generation;
+    // what is not enabled stays unloaded.
+    let out = w
+        .std_cmd(&[
+            "exec",
+            "--",
+            python.to_str().unwrap(),
+            script.to_str().unwrap(),
+            "local_tool",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&succeeded(out)).into_owned();
+    let seen: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(enabled(&seen), ["localtool"], "{seen:#}");
+    assert!(
+        seen["tools"]["local_tool"]
+            .as_str()
+            .unwrap()
+            .starts_with("colorlib "),
+        "{seen:#}"
+    );
+
+    // Managed later: the store's copy replaces it, and it is no longer external.
+    let local = w.home.join("plugins/localtool");
+    w.ok(&["install", local.to_str().unwrap(), "--enable", "--yes-deps"]);
+    let doc: Value = crate::common::read_json(&w.pm().join("current/generation.json"));
+    assert!(
+        doc["profiles"]["default"].get("external").is_none(),
+        "{doc:#}"
+    );
+    assert_eq!(doc["plugins"][0]["key"], "localtool", "{doc:#}");
+}

@@ -11,7 +11,7 @@ use crate::generation::doc::{
 };
 use crate::manager::Context;
 use crate::resolve::Request;
-use crate::resolve::inputs::CoreOrigin;
+use crate::resolve::inputs::{CoreOrigin, PluginInput};
 
 /// Core as a generation records it.
 pub(super) fn core_identity(cx: &Context) -> Option<CoreIdentity> {
@@ -148,6 +148,7 @@ pub(super) fn inputs_digest(
     cx: &Context,
     plugins: &[GenPlugin],
     profiles: &BTreeMap<String, ProfileSelection>,
+    external: &[PluginInput],
 ) -> String {
     let mut doc = environment(cx);
     doc.insert(
@@ -160,6 +161,21 @@ pub(super) fn inputs_digest(
         ),
     );
     doc.insert("profiles".into(), serde_json::json!(profiles));
+    if !external.is_empty() {
+        // External plugins' code is not pinned; their requirements decide the environment.
+        doc.insert(
+            "external".into(),
+            serde_json::json!(
+                external
+                    .iter()
+                    .map(|p| (
+                        &p.name,
+                        p.requirements.iter().map(|r| &r.raw).collect::<Vec<_>>()
+                    ))
+                    .collect::<Vec<_>>()
+            ),
+        );
+    }
     digest_of(doc)
 }
 

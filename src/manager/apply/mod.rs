@@ -152,6 +152,30 @@ fn generation_plugins(
         .collect()
 }
 
+/// The requirements of external plugins (enabled, not managed, in a profile's own
+/// `plugins/`); one that cannot be read is left out with a note.
+fn external_inputs(
+    selected: &select::Selected,
+    feedback: &mut dyn Feedback,
+) -> Vec<crate::resolve::inputs::PluginInput> {
+    selected
+        .external
+        .iter()
+        .filter_map(
+            |(name, dir)| match crate::resolve::inputs::plugin_from_dir(dir) {
+                Ok(input) => Some(input),
+                Err(e) => {
+                    feedback.note(&format!(
+                        "`{name}` ({}) cannot be read, its requirements are left out: {e}",
+                        dir.display()
+                    ));
+                    None
+                }
+            },
+        )
+        .collect()
+}
+
 /// Applies a change (see the module documentation). Holds no lock itself: the caller has
 /// called [`super::begin_writing`].
 pub fn apply(
@@ -222,14 +246,15 @@ pub fn apply(
 
     let plugins = generation_plugins(&snapshot, &selected.keys, &mut manifests);
     drop(manifests);
-    let digest = digest::inputs_digest(cx, &plugins, &selected.selections);
+    let external = external_inputs(&selected, feedback);
+    let digest = digest::inputs_digest(cx, &plugins, &selected.selections, &external);
     let keys: Vec<String> = selected.keys.iter().cloned().collect();
 
     // 4. No-op (GEN-5): same inputs as the current generation, or nothing enabled and no
     //    generation yet.
     let unchanged = match &current {
         Some(doc) => doc.inputs_digest == digest,
-        None => plugins.is_empty(),
+        None => plugins.is_empty() && external.is_empty(),
     };
     if unchanged {
         if planning {
@@ -263,7 +288,7 @@ pub fn apply(
     }
 
     // 5. Resolution.
-    let resolved = resolve::resolve(cx, &plugins, current.as_ref(), &store, feedback)?;
+    let resolved = resolve::resolve(cx, &plugins, &external, current.as_ref(), &store, feedback)?;
 
     // 6. Dependency consent.
     dependencies::consent(

@@ -21,10 +21,12 @@ pub(super) struct Resolved {
     pub inputs: Vec<PluginInput>,
 }
 
-/// Resolves the generation's environment; refuses (`no-core`) when nobody chose a core.
+/// Resolves the generation's environment (managed plugins from the store, external ones
+/// from their directories); refuses (`no-core`) when nobody chose a core.
 pub(super) fn resolve(
     cx: &Context,
     plugins: &[GenPlugin],
+    external: &[PluginInput],
     current: Option<&GenerationDoc>,
     store: &Store,
     feedback: &mut dyn Feedback,
@@ -46,6 +48,7 @@ pub(super) fn resolve(
             ))
         })?);
     }
+    plugin_inputs.extend(external.iter().cloned());
     let started = std::time::Instant::now();
     let request = Request {
         core: cx.core.clone(),

@@ -37,6 +37,16 @@ pub(super) struct Selected {
     pub keys: BTreeSet<String>,
     /// Grants revoked because their plugin was removed, to audit after the commit.
     pub revocations: Vec<AuditEntry>,
+    /// External plugins (see [`ProfileSelection::external`]): name and directory, every
+    /// profile's, each directory once.
+    pub external: Vec<(String, PathBuf)>,
+}
+
+/// The directory of `name` in a profile's own `plugins/` (flat or `category/name`), when it
+/// holds a manifest there — what Hermes itself would load.
+fn user_plugin_dir(profile_home: &Path, name: &str) -> Option<PathBuf> {
+    let dir = crate::home::join_key(&profile_home.join("plugins"), name).ok()?;
+    (dir.join("plugin.yaml").is_file() || dir.join("plugin.yml").is_file()).then_some(dir)
 }
 
 fn read_text(path: &Path) -> Result<Option<String>, ManagerError> {
@@ -140,7 +150,22 @@ pub(super) fn select(
 
     let mut selections: BTreeMap<String, ProfileSelection> = BTreeMap::new();
     let mut keys: BTreeSet<String> = BTreeSet::new();
+    let mut external: Vec<(String, PathBuf)> = Vec::new();
     for (name, state) in &states {
+        let profile_home = state.config.parent().unwrap_or(&cx.layout.home);
+        let mut outside: Vec<String> = Vec::new();
+        for plugin in state
+            .enabled
+            .iter()
+            .filter(|k| !state.disabled.contains(*k) && installed.find(k).is_none())
+        {
+            if let Some(dir) = user_plugin_dir(profile_home, plugin) {
+                outside.push(plugin.clone());
+                if !external.iter().any(|(_, d)| d == &dir) {
+                    external.push((plugin.clone(), dir));
+                }
+            }
+        }
         let mut enabled: Vec<String> = state
             .enabled
             .iter()
@@ -155,13 +180,22 @@ pub(super) fn select(
             ProfileSelection {
                 enabled,
                 grants: BTreeMap::new(),
+                external: outside,
             },
         );
+    }
+    for (plugin, dir) in &external {
+        feedback.note(&format!(
+            "`{plugin}` is enabled but not managed by hermes-plugins: Hermes loads {} as it is (its requirements are resolved into the generation); `hermes-plugins install {}` would pin, validate and manage it",
+            dir.display(),
+            dir.display()
+        ));
     }
     Ok(Selected {
         states,
         selections,
         keys,
         revocations,
+        external,
     })
 }
