@@ -9,6 +9,7 @@ pub mod diag;
 pub mod exit;
 pub mod files;
 pub mod generation;
+pub mod hash;
 pub mod hermes_core;
 pub mod home;
 pub mod known;

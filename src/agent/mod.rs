@@ -41,13 +41,8 @@ pub fn runtime_dir(layout: &Layout) -> std::io::Result<PathBuf> {
         hash.update(text.as_bytes());
         hash.update([0]);
     }
-    let digest: String = hash
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let root = layout.pm.join("runtime");
+    let digest = crate::hash::hex(&hash.finalize()[..8]);
+    let root = layout.runtime();
     let dir = root.join(&digest);
     if FILES
         .iter()
@@ -148,9 +143,7 @@ mod tests {
             std::fs::read_to_string(dir.join("hermes_plugins_generation.py")).unwrap(),
             READER
         );
-        let entries: Vec<_> = std::fs::read_dir(layout.pm.join("runtime"))
-            .unwrap()
-            .collect();
+        let entries: Vec<_> = std::fs::read_dir(layout.runtime()).unwrap().collect();
         assert_eq!(entries.len(), 1, "no staging left behind");
     }
 }

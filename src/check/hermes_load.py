@@ -5,7 +5,7 @@ Run with the Python of a venv where `hermes-agent` is installed (`HERMES_CONFORM
 prepends entries to `sys.path`, e.g. a wheel the plugin imports; `HERMES_CONFORMANCE_DISPATCH`
 = `{"tool": …, "args": {…}}` also calls that tool through Hermes's registry):
 
-    venv/bin/python tests/conformance/load_with_hermes.py KEY=[site:]DIR[#GRANT,…] … > out.json
+    venv/bin/python src/check/hermes_load.py KEY=[site:]DIR[#GRANT,…] … > out.json
 
 (`site:DIR`: a pip-distributed plugin — DIR holds its modules and `*.dist-info` and goes on
 `sys.path`, where Hermes's entry-point scan finds it; nothing is linked.)

@@ -227,7 +227,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 extras: found.extras,
                 plugins: Vec::new(),
                 python: found.python,
-                cache_dir: home(global).join("pm").join("cache").join("uv"),
+                cache_dir: crate::home::Layout::new(&home(global)).uv_cache(),
                 index: found.index,
                 quarantine_days: found.quarantine_days,
                 now: crate::resolve::quarantine::now_from_env().map_err(CliError::usage)?,
@@ -235,7 +235,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             };
             let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
             let quiet = global.json || global.quiet;
-            let git_cache = home(global).join("pm").join("cache").join("git");
+            let git_cache = crate::home::Layout::new(&home(global)).git_cache();
             let result = resolve_all::resolve_all(
                 &entries,
                 &unusable,

@@ -55,7 +55,7 @@ pub fn run(args: &ExecArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let runtime = agent::runtime_dir(&layout).map_err(|e| {
         CliError::environment(format!(
             "cannot write the agent runtime under {}: {e}",
-            layout.pm.join("runtime").display()
+            layout.runtime().display()
         ))
     })?;
     let fd = match &lease {

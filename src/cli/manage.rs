@@ -18,7 +18,7 @@ use crate::resolve::quarantine::{self, DEFAULT_DAYS};
 use crate::source::FetchOptions;
 use crate::state::settings::{CoreSetting, Settings};
 
-use super::resolve::print_conflict;
+use super::conflict::print_conflict;
 use super::{CliError, GlobalArgs};
 
 /// Options of every command that resolves: Hermes core, the interpreter, the index, the

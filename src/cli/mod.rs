@@ -21,6 +21,7 @@ macro_rules! errln {
 pub mod catalog;
 pub mod completions;
 pub mod config;
+pub mod conflict;
 pub mod exec;
 pub mod generations;
 pub mod inspect;
@@ -142,7 +143,8 @@ pub struct GlobalArgs {
     /// More detail on stderr (discovery, resolution); repeat for more
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// Less output: only what failed
+    /// Less output: no progress, notes or informational findings on stderr (results and
+    /// errors still print)
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
     /// Seconds to wait for another writer before giving up (exit 3, lock-busy) [default: 30
@@ -184,7 +186,7 @@ impl GlobalArgs {
     name = "hermes-plugins",
     version,
     about = "Package manager and catalog toolchain for Hermes Agent plugins",
-    long_about = "Validates Hermes Agent plugin packages (native plugin.yaml + register(ctx), and portable Agent Plugins v1 packages) without executing their code.\n\nExit codes: 0 success; 1 validation failure, refused consent or resolution conflict; 2 usage error; 3 environment error (I/O, network, lock busy, missing interpreter).",
+    long_about = "Validates Hermes Agent plugin packages (native plugin.yaml + register(ctx), and portable Agent Plugins v1 packages) without executing their code; resolves their Python dependencies together with Hermes core; installs them from the catalog, GitHub, git URLs or directories into numbered generations switched atomically (with consent for dependencies and capabilities, rollback and gc); runs Hermes on a generation (exec); and gives catalog reviewers and NixOS packagers their tools.\n\nEvery command works without a terminal and prints one JSON document with --json.\n\nExit codes: 0 success; 1 validation failure, refused consent or resolution conflict; 2 usage error; 3 environment error (I/O, network, lock busy, missing interpreter).",
     after_help = "Examples:\n  hermes-plugins validate ~/.hermes/plugins\n  hermes-plugins validate ./my-plugin --strict --format github\n  hermes-plugins completions bash > ~/.local/share/bash-completion/completions/hermes-plugins"
 )]
 pub struct Cli {

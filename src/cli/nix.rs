@@ -89,13 +89,8 @@ fn make_lock(global: &GlobalArgs) -> Result<lock::NixLock, CliError> {
         Installed::read(&layout.installed()).map_err(|e| CliError::environment(e.to_string()))?;
     let python = crate::manager::apply::current_doc(&manage::read_context(global)).map(|d| d.lock);
     let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
-    lock::make(
-        &installed,
-        python,
-        &layout.pm.join("cache").join("git"),
-        scratch.path(),
-    )
-    .map_err(|e| CliError::environment(e.to_string()))
+    lock::make(&installed, python, &layout.git_cache(), scratch.path())
+        .map_err(|e| CliError::environment(e.to_string()))
 }
 
 fn read_lock(path: &PathBuf) -> Result<(lock::NixLock, Vec<u8>), CliError> {

@@ -46,25 +46,6 @@ fn read_lock(path: &Path) -> Result<Option<Lock>, CliError> {
     }
 }
 
-/// Prints a conflict for people: the sentences and uv's report (`--json` puts it in the
-/// error document's `details`).
-pub fn print_conflict(conflict: &resolve::conflict::Conflict) {
-    let mut text = String::from("No solution:\n");
-    for s in &conflict.sentences {
-        text.push_str(&format!("  - {s}\n"));
-    }
-    if !conflict.detail.trim().is_empty() {
-        text.push_str("\nuv's explanation:\n");
-        for line in conflict.detail.lines() {
-            text.push_str(&format!("  {line}\n"));
-        }
-    }
-    for h in &conflict.hints {
-        text.push_str(&format!("  hint: {h}\n"));
-    }
-    super::emit(&text, false);
-}
-
 /// Runs `resolve`.
 pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let home = home(global);
@@ -74,9 +55,10 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             .map_err(|e| CliError::coded(Code::Io, e.to_string()))?;
     let found = args.resolver.environment(&settings)?;
     let mut warnings = Vec::new();
+    let layout = crate::home::Layout::new(&home);
     let plugins = if args.plugins.is_empty() {
         let (plugins, w) =
-            inputs::enabled_plugins(&home).map_err(|e| CliError::environment(e.to_string()))?;
+            inputs::enabled_plugins(&layout).map_err(|e| CliError::environment(e.to_string()))?;
         warnings.extend(w);
         plugins
     } else {
@@ -96,8 +78,7 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         }
     }
     // Without a lock file, the home's plugins are compared with the current generation's lock.
-    let layout = crate::home::Layout::new(&home);
-    let current_generation = crate::generation::publish::current_number(&layout)
+    let current_generation = crate::generation::current::current_number(&layout)
         .filter(|_| args.plugins.is_empty() && args.lock.is_none());
     let previous = match &args.lock {
         Some(path) => read_lock(path)?,
@@ -111,7 +92,7 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         extras: found.extras,
         plugins,
         python: found.python,
-        cache_dir: home.join("pm").join("cache").join("uv"),
+        cache_dir: layout.uv_cache(),
         index: found.index,
         quarantine_days: found.quarantine_days,
         now,
@@ -125,7 +106,7 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         Err(Failure::Environment(code, message)) => return Err(CliError::coded(code, message)),
         Err(Failure::Conflict(conflict)) => {
             if !global.json {
-                print_conflict(&conflict);
+                super::conflict::print_conflict(&conflict);
             }
             let mut err = CliError::coded(
                 Code::Conflict,

@@ -7,8 +7,6 @@
 
 use std::collections::BTreeSet;
 
-use sha2::{Digest, Sha256};
-
 use crate::known::{self, Capability};
 use crate::state::config_edit::{self, EditError, EntryValue};
 
@@ -49,10 +47,7 @@ pub fn split_known(declared: &BTreeSet<String>) -> (Vec<&'static Capability>, Ve
 /// SHA-256 (hex) of the sorted, newline-joined declared ids.
 pub fn declared_hash(declared: &BTreeSet<String>) -> String {
     let joined = declared.iter().cloned().collect::<Vec<_>>().join("\n");
-    Sha256::digest(joined.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::hash::sha256_hex(joined.as_bytes())
 }
 
 fn legacy_path(c: &Capability) -> Vec<&'static str> {

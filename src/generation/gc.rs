@@ -8,9 +8,9 @@
 
 use std::collections::BTreeSet;
 
+use super::current::{current_number, numbers};
 use super::doc::GenerationDoc;
 use super::lease::claim_unleased;
-use super::publish::{current_number, numbers};
 use crate::home::Layout;
 use crate::store::Store;
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::publish;
+use super::current;
 use crate::files::write_atomically;
 use crate::home::Layout;
 
@@ -172,7 +172,7 @@ pub fn recover(layout: &Layout) -> std::io::Result<Recovery> {
     let outcome = match Journal::load(layout)? {
         None => Recovery::Clean,
         Some(journal) => {
-            let current = publish::current_number(layout);
+            let current = current::current_number(layout);
             let committed = journal.target.is_some() && current == journal.target;
             if committed {
                 journal.finish(layout)?;

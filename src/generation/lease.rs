@@ -9,7 +9,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::publish::current_number;
+use super::current::current_number;
 use crate::home::Layout;
 
 /// How often `acquire` re-reads `current` when the generation it found was collected

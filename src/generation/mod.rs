@@ -5,11 +5,13 @@
 //!
 //! - [`doc`]: `generation.json` (where things live is [`crate::home::Layout`]);
 //! - [`build`]: venv + lock install ([`install`], the uv-facing half) + plugin links;
+//! - [`current`]: which generations exist and which one is current;
 //! - [`publish`]: the journaled transaction and the `current` switch; [`journal`]: recovery;
 //! - [`gc`], [`verify`]; [`writer_lock`]; [`lease`]: readers' leases; [`faults`]: named crash
 //!   points for tests.
 
 pub mod build;
+pub mod current;
 pub mod doc;
 pub mod faults;
 pub mod gc;

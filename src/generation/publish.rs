@@ -6,30 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::current::{current_number, numbers};
 use super::faults;
 use super::journal::{FileBackup, Journal};
 use crate::files::write_atomically_mode;
 use crate::home::Layout;
-
-/// The generation `current` points to, if any.
-pub fn current_number(layout: &Layout) -> Option<u64> {
-    let target = std::fs::read_link(layout.current()).ok()?;
-    target.file_name()?.to_str()?.parse().ok()
-}
-
-/// Published generation numbers, ascending.
-pub fn numbers(layout: &Layout) -> Vec<u64> {
-    let mut out: Vec<u64> = std::fs::read_dir(layout.generations())
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| e.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort_unstable();
-    out
-}
 
 /// Makes every file and directory under `root` durable (see [`crate::files::sync_tree`]).
 pub fn fsync_tree(root: &Path) -> std::io::Result<()> {

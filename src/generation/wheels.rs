@@ -277,9 +277,7 @@ pub fn inspect(path: &Path, limits: &WheelLimits) -> Result<(), String> {
     Ok(())
 }
 
-fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
+use crate::hash::hex;
 
 fn refuse(pin: &WheelPin, message: impl Into<String>) -> EngineError {
     EngineError::Other(

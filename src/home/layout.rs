@@ -48,6 +48,16 @@ impl Layout {
         self.pm.join("cache").join("uv")
     }
 
+    /// `pm/cache/git`: bare repositories of pinned sources (catalog review, `nix lock`).
+    pub fn git_cache(&self) -> PathBuf {
+        self.pm.join("cache").join("git")
+    }
+
+    /// `pm/runtime`: the `exec` bootstrap, one directory per content digest.
+    pub fn runtime(&self) -> PathBuf {
+        self.pm.join("runtime")
+    }
+
     /// `pm/cache/wheels`: wheels admitted after their checks, by sha256.
     pub fn wheel_cache(&self) -> PathBuf {
         self.pm.join("cache").join("wheels")
@@ -102,6 +112,22 @@ impl Layout {
     /// `<home>/profiles`: one directory per named profile.
     pub fn profiles(&self) -> PathBuf {
         self.home.join("profiles")
+    }
+
+    /// A profile's own home: `<home>` for `default`, else `<home>/profiles/<name>` (what
+    /// Hermes's `HERMES_HOME` is for that profile).
+    pub fn profile_home(&self, profile: &str) -> PathBuf {
+        if profile == "default" {
+            self.home.clone()
+        } else {
+            self.profiles().join(profile)
+        }
+    }
+
+    /// A profile's own `plugins/` (the upstream layout: plugins placed by hand, which Hermes
+    /// loads itself).
+    pub fn user_plugins(&self, profile: &str) -> PathBuf {
+        self.profile_home(profile).join("plugins")
     }
 
     /// The `config.yaml` of a profile: `<home>/config.yaml` for `default`, else

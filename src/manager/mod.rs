@@ -104,7 +104,8 @@ impl Context {
 /// Why an operation failed; the CLI maps each to an exit status.
 #[derive(Debug, thiserror::Error)]
 pub enum ManagerError {
-    /// Refused: validation failed, consent refused, a conflict (exit 1).
+    /// Refused: validation failed, consent refused, any other refusal without a specific
+    /// code (exit 1; conflicts have [`ManagerError::Conflict`]).
     #[error("{0}")]
     Refused(String),
     /// A resolution conflict (exit 1), with its explanation.

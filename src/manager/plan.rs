@@ -6,7 +6,6 @@
 //! were shown.
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 /// One thing an operation would ask for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -121,10 +120,7 @@ impl Plan {
             "environment": digest,
             "items": items,
         });
-        let hash = Sha256::digest(canonical.to_string().as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>();
+        let hash = crate::hash::sha256_hex(canonical.to_string().as_bytes());
         Plan {
             operation: operation.to_string(),
             items,

@@ -9,9 +9,10 @@ use super::apply::{self, SelectionEdit};
 use super::{Context, ManagerError};
 use crate::consent::capabilities;
 use crate::exit::Code;
+use crate::generation::current;
 use crate::generation::doc::GenerationDoc;
 use crate::generation::gc::{self, GcReport};
-use crate::generation::publish::{self, Transaction};
+use crate::generation::publish::Transaction;
 use crate::generation::verify::{self, Problem};
 use crate::package::{self, Content, Mode};
 use crate::state::config_edit;
@@ -221,7 +222,7 @@ pub fn show(cx: &Context, name: &str) -> Result<Value, ManagerError> {
 
 /// `env [--profile P]`: what the agent needs to load the current generation (GEN-9).
 pub fn env(cx: &Context) -> Result<Value, ManagerError> {
-    let Some(number) = publish::current_number(&cx.layout) else {
+    let Some(number) = current::current_number(&cx.layout) else {
         return Err(ManagerError::coded(
             Code::NoGeneration,
             format!(
@@ -326,8 +327,8 @@ pub struct GenerationRow {
 
 /// `generations list`.
 pub fn generations(cx: &Context) -> Vec<GenerationRow> {
-    let current = publish::current_number(&cx.layout);
-    publish::numbers(&cx.layout)
+    let current = current::current_number(&cx.layout);
+    current::numbers(&cx.layout)
         .into_iter()
         .filter_map(|n| {
             let doc = GenerationDoc::read(&cx.layout.generation(n)).ok()?;
@@ -345,7 +346,7 @@ pub fn generations(cx: &Context) -> Vec<GenerationRow> {
 
 /// `verify`: checks the current generation.
 pub fn verify(cx: &Context) -> Result<(u64, Vec<Problem>), ManagerError> {
-    let number = publish::current_number(&cx.layout).ok_or_else(|| {
+    let number = current::current_number(&cx.layout).ok_or_else(|| {
         ManagerError::coded(
             Code::NoGeneration,
             "no generation is published yet: nothing to verify",
@@ -370,7 +371,7 @@ pub fn verify(cx: &Context) -> Result<(u64, Vec<Problem>), ManagerError> {
 /// the selections and installed records it has; the config edits and the switch are one
 /// transaction.
 pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), ManagerError> {
-    let current = publish::current_number(&cx.layout)
+    let current = current::current_number(&cx.layout)
         .ok_or_else(|| ManagerError::coded(Code::NoGeneration, "no generation is published yet"))?;
     let current_doc = GenerationDoc::read(&cx.layout.generation(current))
         .map_err(|e| ManagerError::Environment(e.to_string()))?;

@@ -9,8 +9,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use super::lock::{Fetch, NixLock};
 use crate::generation::build::{plugin_path, store_link};
 use crate::generation::doc::{
@@ -305,13 +303,7 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
         parent: None,
         created: created(),
         operation: "build --offline".into(),
-        inputs_digest: format!(
-            "sha256:{}",
-            Sha256::digest(&req.lock_bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        ),
+        inputs_digest: format!("sha256:{}", crate::hash::sha256_hex(&req.lock_bytes)),
         resolution_digest: None,
         index: None,
         core: None,

@@ -407,11 +407,7 @@ struct InstalledFacts {
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::hash::sha256_hex(bytes)
 }
 
 /// Loads a plugin directory's managed requirements.
@@ -487,11 +483,13 @@ pub fn plugin_from_dir(dir: &Path) -> Result<PluginInput, InputError> {
     Ok(input)
 }
 
-/// The plugins enabled in every profile under `home`, found in `<home>/plugins` (flat or
-/// category layout), with warnings for unreadable named profiles and enabled plugins that are
-/// not installed.
-pub fn enabled_plugins(home: &Path) -> Result<(Vec<PluginInput>, Vec<String>), InputError> {
-    let (profiles, profile_warnings) = profiles::read_profiles(home)?;
+/// The plugins enabled in every profile of a home: managed ones from the store, the others
+/// found in the profile's own `plugins/` or `<home>/plugins` (flat or category layout), with
+/// warnings for unreadable named profiles and enabled plugins that are nowhere.
+pub fn enabled_plugins(
+    layout: &crate::home::Layout,
+) -> Result<(Vec<PluginInput>, Vec<String>), InputError> {
+    let (profiles, profile_warnings) = profiles::read_profiles(&layout.home)?;
     let mut warnings: Vec<String> = profile_warnings
         .iter()
         .map(|w| format!("skipping a profile: {w}"))
@@ -502,31 +500,54 @@ pub fn enabled_plugins(home: &Path) -> Result<(Vec<PluginInput>, Vec<String>), I
             wanted.entry(key.clone()).or_default().push(p.name.clone());
         }
     }
-    let installed = match package::load_path(&home.join("plugins"), Mode::Runtime) {
-        Ok(tree) => tree.packages,
-        Err(_) => Vec::new(),
+    // Plugins the package manager installed (their trees are in the store) come first; the
+    // others are looked for in the profiles' own plugins/ and then <home>/plugins, each
+    // directory read once.
+    let managed = crate::state::installed::Installed::read(&layout.installed()).unwrap_or_default();
+    let dirs_of = |profile_names: &[String]| -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = profile_names
+            .iter()
+            .map(|profile| layout.user_plugins(profile))
+            .collect();
+        dirs.push(layout.user_plugins("default"));
+        dirs.dedup();
+        dirs
     };
-    // Plugins the package manager installed (their trees are in the store) come first.
-    let managed = crate::state::installed::Installed::read(&home.join("pm").join("installed.json"))
-        .unwrap_or_default();
+    let mut scanned: BTreeMap<PathBuf, Vec<package::LoadedPackage>> = BTreeMap::new();
+    for (key, profile_names) in &wanted {
+        if managed.find(key).is_none() {
+            for dir in dirs_of(profile_names) {
+                scanned.entry(dir).or_insert_with_key(|dir| {
+                    package::load_path(dir, Mode::Runtime)
+                        .map(|tree| tree.packages)
+                        .unwrap_or_default()
+                });
+            }
+        }
+    }
     let mut out = Vec::new();
-    for (key, profile_names) in wanted {
-        if let Some(p) = managed.find(&key) {
-            out.push(plugin_from_dir(
-                &home.join("pm").join("store").join(&p.store_key),
-            )?);
+    for (key, profile_names) in &wanted {
+        if let Some(p) = managed.find(key) {
+            out.push(plugin_from_dir(&layout.store().join(&p.store_key))?);
             continue;
         }
-        let found = installed
-            .iter()
-            .find(|p| p.key == key)
-            .or_else(|| installed.iter().find(|p| p.name() == key));
+        let dirs = dirs_of(profile_names);
+        let found = dirs.iter().find_map(|dir| {
+            let packages = scanned.get(dir)?;
+            packages
+                .iter()
+                .find(|p| &p.key == key)
+                .or_else(|| packages.iter().find(|p| &p.name() == key))
+        });
         match found {
             Some(p) => out.push(plugin_from_dir(&p.dir)?),
             None => warnings.push(format!(
                 "plugin `{key}` is enabled (profile {}) but not installed in {}",
                 profile_names.join(", "),
-                home.join("plugins").display()
+                dirs.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
             )),
         }
     }

@@ -321,11 +321,7 @@ fn cached(
 ) -> Result<Checkout, GitError> {
     use sha2::{Digest, Sha256};
     let fetched = rewrite_url(url);
-    let key: String = Sha256::digest(fetched.as_bytes())
-        .iter()
-        .take(16)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let key = crate::hash::hex(&Sha256::digest(fetched.as_bytes())[..16]);
     let bare = cache_root.join(key);
     let repo = match Repository::open_bare(&bare) {
         Ok(r) => r,

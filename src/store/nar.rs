@@ -241,9 +241,7 @@ mod tests {
         fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
     }
 
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
+    use crate::hash::hex;
 
     fn unhex(s: &str) -> Vec<u8> {
         (0..s.len())

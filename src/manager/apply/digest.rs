@@ -193,9 +193,7 @@ pub(super) fn resolution_digest(cx: &Context, request: &Request) -> String {
     digest_of(doc)
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use crate::hash::hex;
 
 fn file_sha256(path: &std::path::Path) -> String {
     std::fs::read(path)

@@ -31,7 +31,6 @@ use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::exit::Code;
 use crate::generation::build;
 use crate::generation::doc::{GenPlugin, GenerationDoc};
-use crate::generation::publish as generations;
 use crate::state::installed::Installed;
 use crate::store::Store;
 
@@ -92,7 +91,7 @@ pub struct Applied {
 
 /// The current generation's document, if there is one.
 pub fn current_doc(cx: &Context) -> Option<GenerationDoc> {
-    let n = generations::current_number(&cx.layout)?;
+    let n = crate::generation::current::current_number(&cx.layout)?;
     GenerationDoc::read(&cx.layout.generation(n)).ok()
 }
 
@@ -200,7 +199,7 @@ pub fn apply(
             .map_err(|e| ManagerError::Environment(e.to_string()))?,
     };
     let current = current_doc(cx);
-    let previous = generations::current_number(&cx.layout);
+    let previous = crate::generation::current::current_number(&cx.layout);
     let store = Store::open(cx.layout.store())?;
 
     // 1. Selections.

@@ -44,8 +44,8 @@ pub(super) struct Selected {
 
 /// The directory of `name` in a profile's own `plugins/` (flat or `category/name`), when it
 /// holds a manifest there — what Hermes itself would load.
-fn user_plugin_dir(profile_home: &Path, name: &str) -> Option<PathBuf> {
-    let dir = crate::home::join_key(&profile_home.join("plugins"), name).ok()?;
+fn user_plugin_dir(user_plugins: &Path, name: &str) -> Option<PathBuf> {
+    let dir = crate::home::join_key(user_plugins, name).ok()?;
     (dir.join("plugin.yaml").is_file() || dir.join("plugin.yml").is_file()).then_some(dir)
 }
 
@@ -152,14 +152,14 @@ pub(super) fn select(
     let mut keys: BTreeSet<String> = BTreeSet::new();
     let mut external: Vec<(String, PathBuf)> = Vec::new();
     for (name, state) in &states {
-        let profile_home = state.config.parent().unwrap_or(&cx.layout.home);
+        let user_plugins = cx.layout.user_plugins(name);
         let mut outside: Vec<String> = Vec::new();
         for plugin in state
             .enabled
             .iter()
             .filter(|k| !state.disabled.contains(*k) && installed.find(k).is_none())
         {
-            if let Some(dir) = user_plugin_dir(profile_home, plugin) {
+            if let Some(dir) = user_plugin_dir(&user_plugins, plugin) {
                 outside.push(plugin.clone());
                 if !external.iter().any(|(_, d)| d == &dir) {
                     external.push((plugin.clone(), dir));

@@ -23,7 +23,7 @@ pub fn skill_namespace(key: &str) -> String {
     let slug = slug.trim_matches(|c| c == '-' || c == '_');
     let slug = if slug.is_empty() { "plugin" } else { slug };
     let digest = Sha256::digest(key.as_bytes());
-    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    let hash = crate::hash::hex(&digest[..4]);
     format!("agent-plugin-{slug}-{hash}")
 }
 

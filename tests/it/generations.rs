@@ -2,7 +2,7 @@
 //! git2) and dependencies from the loopback test index: install → enable → env → update →
 //! rollback → gc; refusals that change nothing; the writer lock and readers' leases.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command as StdCommand;

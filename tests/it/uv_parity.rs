@@ -10,7 +10,7 @@
 //! Debugging: `PARITY_SEED=N` runs one world, `PARITY_DEBUG=1` prints timings and both
 //! failures and keeps uv's `-v` log in `/tmp/uv-debug.log`; `INDEX_DEBUG=1` logs requests.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The Python source checks (VAL-10/11/12/14/15/16/20) on their fixtures: each reports exactly
 //! its defect, statically, without running plugin code.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

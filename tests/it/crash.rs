@@ -5,7 +5,7 @@
 //! `HERMES_PLUGINS_KILL_TRIALS` sets the number of random kills per operation (default 8; the
 //! issue's acceptance run uses 50).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

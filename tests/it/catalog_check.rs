@@ -2,7 +2,7 @@
 //! a good catalog has no findings; every defect fixture has exactly the findings it is named
 //! after; the JSON Schemas in catalog-schema/ agree with the Rust rules; URL normalisation.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

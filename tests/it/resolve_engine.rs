@@ -1,6 +1,6 @@
 //! The uv engine against the loopback test index.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::str::FromStr;

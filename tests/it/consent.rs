@@ -3,7 +3,7 @@
 //! `requires_auth` additions, `requires_env` values into `.env`, the audit log. Interactive
 //! cases run the binary on a real pseudo-terminal (`tests/common/pty_drive.py`).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command as StdCommand;

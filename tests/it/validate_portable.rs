@@ -1,7 +1,7 @@
 //! `validate` on the portable fixtures: each Agent Plugins rule skips or rejects exactly the
 //! right component and nothing more; what would load is reported.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! `validate` on the native fixtures: each bad fixture yields exactly the findings it is
 //! named after, the good plugins pass, exit codes follow SPEC §10.
 
-mod common;
+use crate::common;
 #[path = "conformance/mod.rs"]
 mod conformance;
 

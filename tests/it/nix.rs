@@ -4,7 +4,7 @@
 //! runs give identical NAR hashes. Without Nix these tests say so and pass, unless
 //! `HERMES_PLUGINS_REQUIRE_NIX=1` (set by CI, which installs `nix-bin`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! `validate --probe`: register(ctx) run in a child interpreter with a recording context;
 //! exits, hangs, network access and disagreements are contained and reported.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! `hermes-plugins resolve` against the loopback test index: the quarantine, conflicts in
 //! plugin terms, exclusions, the lock and its determinism.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

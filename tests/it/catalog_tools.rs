@@ -2,7 +2,7 @@
 //! against local git repositories reached through `HERMES_PLUGINS_GIT_INSTEAD_OF` (entries keep
 //! their https URLs) and the loopback index.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

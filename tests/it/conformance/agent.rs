@@ -273,7 +273,7 @@ fn the_reference_reader_reads_what_env_prints() {
     std::fs::create_dir_all(&reader_dir).unwrap();
     std::fs::write(
         reader_dir.join("hermes_plugins_generation.py"),
-        include_str!("../../src/agent/hermes_plugins_generation.py"),
+        include_str!("../../../src/agent/hermes_plugins_generation.py"),
     )
     .unwrap();
     let read = |home: &Path| -> Value {

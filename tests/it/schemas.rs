@@ -1,7 +1,7 @@
 //! The project's JSON Schemas (catalog-schema/) against real outputs and the official
 //! Agent Plugins 1.0.0 schemas.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,22 @@
+//! The integration tests, in one binary so the uv crates are linked once (cargo's
+//! `tests/testsuite`, uv's `tests/it`). One module per area; shared harness in
+//! `tests/common` (also used by `tests/hostile`, which CI runs again against the release
+//! binary). Filter by module: `cargo test --test it -- consent::`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod catalog_check;
+mod catalog_tools;
+mod consent;
+mod crash;
+mod generations;
+mod nix;
+mod probe;
+mod python_checks;
+mod resolve;
+mod resolve_engine;
+mod schemas;
+mod uv_parity;
+mod validate_native;
+mod validate_portable;
