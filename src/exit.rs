@@ -75,6 +75,43 @@ pub enum Code {
     Environment,
 }
 
+/// An error and the errors below it (its `source()` chain), each as its own words: many
+/// libraries end their message with their source's (`failed to fetch: connection refused`),
+/// which is cut so each layer says only what it adds. Empty layers are dropped.
+pub fn layers(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    let mut texts = vec![error.to_string()];
+    let mut next = error.source();
+    while let Some(cause) = next {
+        texts.push(cause.to_string());
+        next = cause.source();
+    }
+    let mut out = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        let own = match texts.get(i + 1) {
+            Some(below) if !below.is_empty() && text.ends_with(below.as_str()) => text
+                [..text.len() - below.len()]
+                .trim_end()
+                .trim_end_matches([':', '(', '-'])
+                .trim_end(),
+            _ => text.as_str(),
+        };
+        if !own.trim().is_empty() && out.last().map(String::as_str) != Some(own) {
+            out.push(own.to_string());
+        }
+    }
+    out
+}
+
+/// The errors below `error`, as [`layers`] gives them: for `Caused by:` lines and the JSON
+/// `causes`.
+pub fn causes(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    let mut all = layers(error);
+    if !all.is_empty() {
+        all.remove(0);
+    }
+    all
+}
+
 impl Code {
     /// Every code, in documentation order.
     pub const ALL: [Code; 19] = [
@@ -139,6 +176,41 @@ impl Code {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|l| l as _)
+        }
+    }
+
+    #[test]
+    fn layers_say_only_what_each_adds() {
+        let refused = Layer("connection refused", None);
+        let connect = Layer(
+            "tcp connect error: connection refused",
+            Some(Box::new(refused)),
+        );
+        let fetch = Layer("failed to fetch `u`", Some(Box::new(connect)));
+        assert_eq!(
+            layers(&fetch),
+            [
+                "failed to fetch `u`",
+                "tcp connect error",
+                "connection refused"
+            ]
+        );
+        assert_eq!(causes(&fetch), ["tcp connect error", "connection refused"]);
+        assert!(causes(&Layer("alone", None)).is_empty());
+    }
 
     #[test]
     fn identifiers_are_unique_and_serialise_as_written() {

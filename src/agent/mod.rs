@@ -75,27 +75,19 @@ pub fn runtime_dir(layout: &Layout) -> std::io::Result<PathBuf> {
     }
 }
 
-/// The Hermes home a profile runs with: `<home>` for `default`, else
-/// `<home>/profiles/<name>` (what `hermes -p <name>` uses).
-pub fn profile_home(layout: &Layout, profile: &str) -> PathBuf {
-    if profile == "default" {
-        layout.home.clone()
-    } else {
-        layout.profiles().join(profile)
-    }
-}
-
 /// The environment `exec` gives the command: the Hermes home of the profile, the generation
-/// and its lease descriptor, and the runtime first on `PYTHONPATH`.
+/// and its lease descriptor, and the runtime first on `PYTHONPATH` (before `inherited`, the
+/// caller's `PYTHONPATH`).
 pub fn command_env(
     layout: &Layout,
     profile: &str,
     lease: Option<(&Lease, i32)>,
     runtime: &Path,
+    inherited: Option<OsString>,
 ) -> Vec<(&'static str, OsString)> {
-    let agent_home = profile_home(layout, profile);
+    let agent_home = layout.profile_home(profile);
     let mut python_path = OsString::from(runtime);
-    if let Some(old) = std::env::var_os("PYTHONPATH").filter(|v| !v.is_empty()) {
+    if let Some(old) = inherited.filter(|v| !v.is_empty()) {
         python_path.push(":");
         python_path.push(old);
     }

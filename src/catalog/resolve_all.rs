@@ -53,7 +53,7 @@ fn first_sentence(f: &Failure) -> String {
             .first()
             .cloned()
             .unwrap_or_else(|| "no solution".to_string()),
-        Failure::Environment(_, m) => m.clone(),
+        Failure::Environment(_, m, _) => m.clone(),
     }
 }
 
@@ -146,7 +146,7 @@ pub fn resolve_all(
                 result.packages = o.lock.packages.len();
                 inputs_ok.push((results.len(), input));
             }
-            Err(Failure::Environment(c, m)) => return Err(Failure::Environment(c, m)),
+            Err(Failure::Environment(c, m, why)) => return Err(Failure::Environment(c, m, why)),
             Err(f) => {
                 result.stage = Some("resolve");
                 result.reason = Some(first_sentence(&f));
@@ -168,7 +168,7 @@ pub fn resolve_all(
         resolutions += 1;
         let failure = match resolver.run(&all) {
             Ok(_) => break,
-            Err(Failure::Environment(c, m)) => return Err(Failure::Environment(c, m)),
+            Err(Failure::Environment(c, m, why)) => return Err(Failure::Environment(c, m, why)),
             Err(f) => f,
         };
         joint_ok = false;
@@ -176,7 +176,7 @@ pub fn resolve_all(
             resolutions += 1;
             match resolver.run(set) {
                 Ok(_) => Ok(false),
-                Err(Failure::Environment(c, m)) => Err(Failure::Environment(c, m)),
+                Err(Failure::Environment(c, m, why)) => Err(Failure::Environment(c, m, why)),
                 Err(_) => Ok(true),
             }
         };
@@ -210,7 +210,7 @@ pub fn resolve_all(
         let mut pair = vec![all[j].clone(), all[k].clone()];
         resolutions += 1;
         let reason = match resolver.run(&pair) {
-            Err(Failure::Environment(c, m)) => return Err(Failure::Environment(c, m)),
+            Err(Failure::Environment(c, m, why)) => return Err(Failure::Environment(c, m, why)),
             Err(f) => first_sentence(&f),
             Ok(_) => {
                 pair.clear();

@@ -1,5 +1,6 @@
 //! `catalog check | review | resolve-all` and `search`: the catalog reviewer's tools.
 
+use super::env_vars::EnvVars;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -102,7 +103,7 @@ pub struct SearchArgs {
     /// Words to look for in names, descriptions, tags and tool names
     pub query: String,
     /// Catalog directory [default: $HERMES_PLUGINS_CATALOG]
-    #[arg(long, env = "HERMES_PLUGINS_CATALOG", value_name = "DIR")]
+    #[arg(long, env = EnvVars::HERMES_PLUGINS_CATALOG, value_name = "DIR")]
     pub catalog: Option<PathBuf>,
 }
 
@@ -230,7 +231,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 cache_dir: crate::home::Layout::new(&home(global)).uv_cache(),
                 index: found.index,
                 quarantine_days: found.quarantine_days,
-                now: crate::resolve::quarantine::now_from_env().map_err(CliError::usage)?,
+                now: super::env_vars::now().map_err(CliError::usage)?,
                 previous: None,
             };
             let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
@@ -249,7 +250,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 },
             )
             .map_err(|f| match f {
-                Failure::Environment(code, m) => CliError::coded(code, m),
+                Failure::Environment(code, m, causes) => CliError::coded(code, m).caused_by(causes),
                 Failure::Conflict(c) => {
                     CliError::coded(super::Code::Conflict, c.sentences.join("; "))
                 }

@@ -31,7 +31,7 @@ pub struct ExecArgs {
 /// Runs `exec`: returns only when the command could not be started.
 pub fn run(args: &ExecArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let layout = Layout::new(&manage::home(global));
-    let agent_home = agent::profile_home(&layout, &global.profile);
+    let agent_home = layout.profile_home(&global.profile);
     if !agent_home.is_dir() {
         return Err(CliError::usage(format!(
             "profile `{}` has no home at {} (create it with `hermes profile create {}`)",
@@ -66,7 +66,13 @@ pub fn run(args: &ExecArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         )),
         None => None,
     };
-    let env = agent::command_env(&layout, &global.profile, fd, &runtime);
+    let env = agent::command_env(
+        &layout,
+        &global.profile,
+        fd,
+        &runtime,
+        std::env::var_os(super::env_vars::EnvVars::PYTHONPATH),
+    );
     let (program, rest) = args
         .command
         .split_first()

@@ -1,5 +1,6 @@
 //! `hermes-plugins install SOURCE`: fetch, validate, store, record; enable with consent.
 
+use super::env_vars::EnvVars;
 use clap::Args;
 use serde_json::json;
 
@@ -56,7 +57,7 @@ pub struct InstallArgs {
 pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::context(&args.env, global, !args.plan.dry_run)?;
     let cwd = std::env::current_dir().map_err(|e| CliError::environment(e.to_string()))?;
-    let home_dir = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let home_dir = std::env::var_os(EnvVars::HOME).map(std::path::PathBuf::from);
     let spec = spec::parse(&args.source, &cwd, home_dir.as_deref())
         .map_err(|e| CliError::usage(e.to_string()))?;
     let deps = match (args.yes_deps, args.no_deps) {

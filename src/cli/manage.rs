@@ -2,6 +2,7 @@
 //! index, catalog), building a [`Context`], prompts on the terminal, progress on stderr, and
 //! mapping [`ManagerError`] to exit statuses.
 
+use super::env_vars::EnvVars;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,7 +15,7 @@ use crate::home::Layout;
 use crate::manager::{Context, Feedback, ManagerError, Prompter};
 use crate::resolve::engine::IndexConfig;
 use crate::resolve::inputs::{self, CoreInputs};
-use crate::resolve::quarantine::{self, DEFAULT_DAYS};
+use crate::resolve::quarantine::DEFAULT_DAYS;
 use crate::source::FetchOptions;
 use crate::state::settings::{CoreSetting, Settings};
 
@@ -28,10 +29,10 @@ pub struct ResolverArgs {
     /// Hermes core: a checkout DIR (pyproject.toml + uv.lock), `installed:PYTHON` (an installed
     /// Hermes: its distributions are the pins), `installed` (the `hermes` on PATH) or `none`
     /// [default: recorded in <home>/pm/settings.json, else the `hermes` on PATH]
-    #[arg(long, env = "HERMES_PLUGINS_CORE", value_name = "CORE")]
+    #[arg(long, env = EnvVars::HERMES_PLUGINS_CORE, value_name = "CORE")]
     pub core: Option<String>,
     /// Resolve without Hermes core: no core pins, no quarantine (recorded, and shown by list and env)
-    #[arg(long, env = "HERMES_PLUGINS_NO_CORE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    #[arg(long, env = EnvVars::HERMES_PLUGINS_NO_CORE, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub no_core: bool,
     /// An optional extra of core to include (repeatable)
     #[arg(long = "extra", value_name = "NAME")]
@@ -39,7 +40,7 @@ pub struct ResolverArgs {
     /// Target interpreter: a path, a name on PATH (python3) or a version (3.11), as uv finds
     /// them [default: $HERMES_PLUGINS_PYTHON, the recorded one, an installed core's, else
     /// python3 on PATH]
-    #[arg(long, env = "HERMES_PLUGINS_PYTHON", value_name = "PYTHON")]
+    #[arg(long, env = EnvVars::HERMES_PLUGINS_PYTHON, value_name = "PYTHON")]
     pub python: Option<PathBuf>,
     /// Package index [default: $HERMES_PLUGINS_INDEX_URL, $UV_INDEX_URL, the recorded one, else PyPI]
     #[arg(long, value_name = "URL")]
@@ -55,7 +56,7 @@ pub struct ResolverArgs {
     pub quarantine_days: Option<u32>,
     /// Trust the system's certificate store (as uv's --native-tls; SSL_CERT_FILE and
     /// SSL_CERT_DIR are always honoured)
-    #[arg(long, env = "UV_NATIVE_TLS", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    #[arg(long, env = EnvVars::UV_NATIVE_TLS, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
     pub native_tls: bool,
 }
 
@@ -97,7 +98,7 @@ pub struct Environment {
 /// The interpreter of the `hermes` command on PATH (its console script's `#!` line), if it
 /// is one.
 pub fn detect_hermes() -> Option<PathBuf> {
-    let script = std::env::var_os("PATH").and_then(|paths| {
+    let script = std::env::var_os(EnvVars::PATH).and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|d| d.join("hermes"))
             .find(|c| c.is_file())
@@ -213,22 +214,26 @@ impl ResolverArgs {
                 .index_url
                 .clone()
                 .or_else(|| {
-                    std::env::var("HERMES_PLUGINS_INDEX_URL")
+                    std::env::var(EnvVars::HERMES_PLUGINS_INDEX_URL)
                         .ok()
                         .filter(|s| !s.is_empty())
                 })
-                .or_else(|| std::env::var("UV_INDEX_URL").ok().filter(|s| !s.is_empty())),
+                .or_else(|| {
+                    std::env::var(EnvVars::UV_INDEX_URL)
+                        .ok()
+                        .filter(|s| !s.is_empty())
+                }),
             extra_index_urls: self
                 .extra_index_urls
                 .iter()
                 .cloned()
-                .chain(env_list("UV_EXTRA_INDEX_URL"))
+                .chain(env_list(EnvVars::UV_EXTRA_INDEX_URL))
                 .collect(),
             find_links: self
                 .find_links
                 .iter()
                 .cloned()
-                .chain(env_list("UV_FIND_LINKS"))
+                .chain(env_list(EnvVars::UV_FIND_LINKS))
                 .collect(),
             native_tls: self.native_tls,
         }
@@ -297,7 +302,7 @@ pub struct EnvArgs {
     #[command(flatten)]
     pub resolver: ResolverArgs,
     /// Catalog directory for catalog names [default: $HERMES_PLUGINS_CATALOG]
-    #[arg(long, env = "HERMES_PLUGINS_CATALOG", value_name = "DIR")]
+    #[arg(long, env = EnvVars::HERMES_PLUGINS_CATALOG, value_name = "DIR")]
     pub catalog: Option<PathBuf>,
     /// Publish plugins whose requires_hermes excludes this core's version (recorded per
     /// plugin and core version, audited)
@@ -415,7 +420,7 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
                 ))
             })
         }
-        None => std::env::var_os("PATH")
+        None => std::env::var_os(EnvVars::PATH)
             .and_then(|paths| {
                 std::env::split_paths(&paths)
                     .map(|d| d.join("python3"))
@@ -434,7 +439,7 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
 /// (generations record paths relative to it, and the agent may run elsewhere).
 pub fn home(global: &GlobalArgs) -> PathBuf {
     let home = global.home.clone().unwrap_or_else(|| {
-        std::env::var_os("HOME")
+        std::env::var_os(EnvVars::HOME)
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("."))
             .join(".hermes")
@@ -465,9 +470,9 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
         python: found.python,
         index: found.index,
         quarantine_days: found.quarantine_days,
-        now: quarantine::now_from_env().map_err(CliError::usage)?,
+        now: super::env_vars::now().map_err(CliError::usage)?,
         fetch: FetchOptions {
-            github_base: std::env::var("HERMES_PLUGINS_GITHUB")
+            github_base: std::env::var(EnvVars::HERMES_PLUGINS_GITHUB)
                 .ok()
                 .filter(|s| !s.is_empty()),
             catalog: env.catalog.clone(),
@@ -475,6 +480,8 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
         wheel_limits: wheel_limits()?,
         lock_wait: lock_wait(global),
         ignore_requires_hermes: env.ignore_requires_hermes,
+        source_date_epoch: super::env_vars::source_date_epoch(),
+        env_names: super::env_vars::set_names(),
     })
 }
 
@@ -496,7 +503,8 @@ pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(30);
 /// 4 GiB), else the defaults.
 pub fn wheel_limits() -> Result<WheelLimits, CliError> {
     let mut limits = WheelLimits::default();
-    if let Some(value) = std::env::var_os("HERMES_PLUGINS_MAX_WHEEL_SIZE").filter(|v| !v.is_empty())
+    if let Some(value) =
+        std::env::var_os(EnvVars::HERMES_PLUGINS_MAX_WHEEL_SIZE).filter(|v| !v.is_empty())
     {
         limits.max_unpacked = value
             .to_str()
@@ -527,13 +535,15 @@ pub fn read_context(global: &GlobalArgs) -> Context {
         now: jiff::Timestamp::now(),
         fetch: FetchOptions {
             github_base: None,
-            catalog: std::env::var_os("HERMES_PLUGINS_CATALOG")
+            catalog: std::env::var_os(EnvVars::HERMES_PLUGINS_CATALOG)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
         },
         wheel_limits: WheelLimits::default(),
         lock_wait: lock_wait(global),
         ignore_requires_hermes: false,
+        source_date_epoch: super::env_vars::source_date_epoch(),
+        env_names: super::env_vars::set_names(),
     }
 }
 
@@ -702,12 +712,17 @@ pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
             );
             err.details = serde_json::to_value(&*c)
                 .ok()
-                .map(|v| serde_json::json!({ "conflict": v }));
+                .map(|v| Box::new(serde_json::json!({ "conflict": v })));
             err
         }
         ManagerError::Usage(m) => CliError::usage(m),
         ManagerError::Environment(m) => CliError::environment(m),
         ManagerError::Coded(code, m) => CliError::coded(code, m),
+        ManagerError::Caused {
+            code,
+            message,
+            causes,
+        } => CliError::coded(code, message).caused_by(causes),
     }
 }
 

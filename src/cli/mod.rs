@@ -22,6 +22,7 @@ pub mod catalog;
 pub mod completions;
 pub mod config;
 pub mod conflict;
+pub mod env_vars;
 pub mod exec;
 pub mod generations;
 pub mod inspect;
@@ -39,6 +40,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use env_vars::EnvVars;
 
 /// Text as it may be shown: credentials in URLs redacted, control characters other than
 /// newline and tab escaped (see [`crate::text`]).
@@ -70,7 +72,9 @@ pub struct CliError {
     /// What went wrong and what to do.
     pub message: String,
     /// Structured detail for `--json` (a conflict's plugins, packages, versions, dates).
-    pub details: Option<serde_json::Value>,
+    pub details: Option<Box<serde_json::Value>>,
+    /// The errors that caused it, outermost first (`Caused by:`; `--json`: `error.causes`).
+    pub causes: Vec<String>,
 }
 
 impl CliError {
@@ -81,7 +85,14 @@ impl CliError {
             code,
             message: message.into(),
             details: None,
+            causes: Vec::new(),
         }
+    }
+
+    /// The same failure, with the errors that caused it.
+    pub fn caused_by(mut self, causes: Vec<String>) -> Self {
+        self.causes = causes;
+        self
     }
 
     /// A refusal: validation failed, consent refused, a conflict (exit 1).
@@ -108,7 +119,14 @@ impl CliError {
             "message": message,
         });
         if let Some(details) = &self.details {
-            error["details"] = details.clone();
+            error["details"] = (**details).clone();
+        }
+        if !self.causes.is_empty() {
+            error["causes"] = self
+                .causes
+                .iter()
+                .map(|c| crate::text::redact_credentials(c).into_owned())
+                .collect();
         }
         json::document(json::Schema::Error, serde_json::json!({ "error": error }))
     }
@@ -129,7 +147,7 @@ pub enum ColorChoice {
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Hermes home directory [default: $HERMES_HOME, else ~/.hermes]
-    #[arg(long, global = true, env = "HERMES_HOME", value_name = "DIR")]
+    #[arg(long, global = true, env = EnvVars::HERMES_HOME, value_name = "DIR")]
     pub home: Option<PathBuf>,
     /// Profile to act on; named profiles live at <home>/profiles/<name>/
     #[arg(long, global = true, default_value = "default", value_name = "NAME")]
@@ -152,7 +170,7 @@ pub struct GlobalArgs {
     #[arg(
         long,
         global = true,
-        env = "HERMES_PLUGINS_LOCK_TIMEOUT",
+        env = EnvVars::HERMES_PLUGINS_LOCK_TIMEOUT,
         value_name = "SECONDS"
     )]
     pub lock_timeout: Option<u64>,
@@ -174,7 +192,7 @@ impl GlobalArgs {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+                std::env::var_os(EnvVars::NO_COLOR).is_none() && std::io::stdout().is_terminal()
             }
         }
     }
@@ -246,7 +264,7 @@ pub enum Command {
 }
 
 fn init_logging(global: &GlobalArgs) {
-    let debug_env = std::env::var("HERMES_PLUGINS_DEBUG")
+    let debug_env = std::env::var(EnvVars::HERMES_PLUGINS_DEBUG)
         .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
     let level = match (global.verbose, debug_env, global.quiet) {
         (_, _, true) => "error",
@@ -256,7 +274,7 @@ fn init_logging(global: &GlobalArgs) {
     };
     // HERMES_PLUGINS_LOG takes a full filter (`uv_resolver=debug,hermes_plugins=trace`) and
     // adds timestamps: for looking inside uv's crates.
-    let custom = std::env::var("HERMES_PLUGINS_LOG").ok();
+    let custom = std::env::var(EnvVars::HERMES_PLUGINS_LOG).ok();
     let filter = tracing_subscriber::EnvFilter::new(
         custom
             .clone()
@@ -273,31 +291,6 @@ fn init_logging(global: &GlobalArgs) {
     } else {
         builder.with_target(false).without_time().try_init()
     };
-}
-
-/// Git's connect and stall limits: `HERMES_PLUGINS_GIT_CONNECT_TIMEOUT` and
-/// `HERMES_PLUGINS_GIT_TIMEOUT` (seconds), else the defaults (30 s, 60 s).
-fn git_timeouts() -> Result<crate::source::git::Timeouts, CliError> {
-    let mut t = crate::source::git::Timeouts::default();
-    for (name, slot) in [
-        ("HERMES_PLUGINS_GIT_CONNECT_TIMEOUT", &mut t.connect),
-        ("HERMES_PLUGINS_GIT_TIMEOUT", &mut t.stall),
-    ] {
-        if let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) {
-            let seconds = value
-                .to_str()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .filter(|s| (1..=86_400).contains(s))
-                .ok_or_else(|| {
-                    CliError::usage(format!(
-                        "{name} must be a number of seconds between 1 and 86400, not `{}`",
-                        crate::text::escape(&value.to_string_lossy())
-                    ))
-                })?;
-            *slot = std::time::Duration::from_secs(seconds);
-        }
-    }
-    Ok(t)
 }
 
 /// One log event, collected and written to stderr through [`shown`] when the formatter is done
@@ -331,7 +324,14 @@ fn fail(err: &CliError, json: bool) -> ExitCode {
             serde_json::to_string_pretty(&err.to_json()).unwrap_or_default()
         );
     }
-    let _ = writeln!(std::io::stderr(), "error: {}", shown(&err.message));
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "error: {}", shown(&err.message));
+    if !err.causes.is_empty() {
+        let _ = writeln!(stderr, "\nCaused by:");
+        for cause in &err.causes {
+            let _ = writeln!(stderr, "  {}", shown(cause));
+        }
+    }
     ExitCode::from(err.status.code())
 }
 
@@ -383,8 +383,9 @@ pub fn main() -> ExitCode {
         ));
         return fail(&err, cli.global.json);
     }
-    if let Err(err) = git_timeouts().map(crate::source::git::Timeouts::install) {
-        return fail(&err, cli.global.json);
+    match env_vars::git_config() {
+        Ok(config) => config.install(),
+        Err(message) => return fail(&CliError::usage(message), cli.global.json),
     }
     let result = match &cli.command {
         Command::Validate(args) => validate::run(args, &cli.global),

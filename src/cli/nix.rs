@@ -1,5 +1,6 @@
 //! `nix hash | lock | expr` and `build --offline`.
 
+use super::env_vars::EnvVars;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -79,7 +80,7 @@ pub struct BuildArgs {
     #[arg(long = "source", value_name = "KEY=PATH")]
     pub sources: Vec<String>,
     /// Target interpreter [default: $HERMES_PLUGINS_PYTHON, else python3 on PATH]
-    #[arg(long, env = "HERMES_PLUGINS_PYTHON", value_name = "PYTHON")]
+    #[arg(long, env = EnvVars::HERMES_PLUGINS_PYTHON, value_name = "PYTHON")]
     pub python: Option<PathBuf>,
 }
 
@@ -191,6 +192,7 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         python: find_python(args.python.as_ref())?,
         sources,
         store: Some(Layout::new(&home(global)).store()),
+        source_date_epoch: super::env_vars::source_date_epoch(),
     };
     let doc = build::build(&request).map_err(|e| match e {
         build::BuildError::Source(m) => CliError::failed(m),

@@ -7,7 +7,6 @@ use clap::Args;
 
 use crate::resolve::inputs;
 use crate::resolve::lock::{Lock, LockDiff};
-use crate::resolve::quarantine;
 use crate::resolve::{self, Failure, Request};
 
 use super::manage::{ResolverArgs, home};
@@ -49,7 +48,7 @@ fn read_lock(path: &Path) -> Result<Option<Lock>, CliError> {
 /// Runs `resolve`.
 pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let home = home(global);
-    let now = quarantine::now_from_env().map_err(CliError::usage)?;
+    let now = super::env_vars::now().map_err(CliError::usage)?;
     let settings =
         crate::state::settings::Settings::read(&crate::home::Layout::new(&home).settings())
             .map_err(|e| CliError::coded(Code::Io, e.to_string()))?;
@@ -103,7 +102,9 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     }
     let outcome = match resolve::run(&request) {
         Ok(o) => o,
-        Err(Failure::Environment(code, message)) => return Err(CliError::coded(code, message)),
+        Err(Failure::Environment(code, message, causes)) => {
+            return Err(CliError::coded(code, message).caused_by(causes));
+        }
         Err(Failure::Conflict(conflict)) => {
             if !global.json {
                 super::conflict::print_conflict(&conflict);
@@ -119,7 +120,9 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                         .unwrap_or_else(|| "no solution".into())
                 ),
             );
-            err.details = Some(serde_json::json!({ "conflict": conflict, "warnings": warnings }));
+            err.details = Some(Box::new(
+                serde_json::json!({ "conflict": conflict, "warnings": warnings }),
+            ));
             return Err(err);
         }
     };

@@ -1,6 +1,7 @@
 //! `hermes-plugins validate [PATH]...`: load every plugin under the paths, run the checks,
 //! render the report, exit 1 if anything fails.
 
+use super::env_vars::EnvVars;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -51,7 +52,7 @@ pub struct ValidateArgs {
     #[arg(long)]
     pub strict: bool,
     /// Hermes core checkout (pyproject.toml + uv.lock): also check dependencies against core's pins (VAL-9)
-    #[arg(long, env = "HERMES_PLUGINS_CORE", value_name = "DIR")]
+    #[arg(long, env = EnvVars::HERMES_PLUGINS_CORE, value_name = "DIR")]
     pub core: Option<PathBuf>,
     /// Also import each native plugin and call register(ctx) in a child interpreter (default python3) and compare with static analysis. Runs plugin code: use only on code you trust.
     #[arg(long, value_name = "PYTHON", num_args = 0..=1, require_equals = true, default_missing_value = "python3", conflicts_with = "probe_hermes")]

@@ -29,12 +29,31 @@ pub struct AuditEntry {
     pub user: Option<String>,
 }
 
-/// The OS user running this process (`$USER`, else `$LOGNAME`).
+/// The account running this process, from the password database by effective uid (not
+/// `$USER`, which any caller can set); the uid itself when it has no entry.
 pub fn user() -> Option<String> {
-    std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .ok()
-        .filter(|u| !u.is_empty())
+    // SAFETY: geteuid cannot fail; getpwuid_r writes only into the buffers given, and the
+    // name is read (bounded by the buffer) before they go out of scope.
+    unsafe {
+        let uid = libc::geteuid();
+        let mut entry: libc::passwd = std::mem::zeroed();
+        let mut buffer = vec![0 as libc::c_char; 4096];
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(
+            uid,
+            &mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut found,
+        );
+        if rc == 0 && !found.is_null() && !entry.pw_name.is_null() {
+            let name = std::ffi::CStr::from_ptr(entry.pw_name).to_string_lossy();
+            if !name.is_empty() {
+                return Some(name.into_owned());
+            }
+        }
+        Some(uid.to_string())
+    }
 }
 
 /// Appends entries (one `write` per line, `O_APPEND`), then fsyncs.

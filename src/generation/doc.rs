@@ -244,11 +244,9 @@ impl GenerationDoc {
     }
 }
 
-/// The creation time: `SOURCE_DATE_EPOCH` if set, else now.
-pub fn created_now() -> String {
-    let ts = std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .and_then(|v| v.trim().parse::<i64>().ok())
+/// The creation time: `epoch` (`SOURCE_DATE_EPOCH`, seconds) if given, else now.
+pub fn created_at(epoch: Option<i64>) -> String {
+    let ts = epoch
         .and_then(|secs| jiff::Timestamp::from_second(secs).ok())
         .unwrap_or_else(jiff::Timestamp::now);
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()

@@ -102,17 +102,6 @@ fn hash_strategy(pins: &[Pin]) -> HashStrategy {
     }
 }
 
-fn describe(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
-    }
-    anstream::adapter::strip_str(&message).to_string()
-}
-
 async fn install_async(request: InstallRequest) -> Result<Installed, EngineError> {
     let hasher = hash_strategy(&request.pins);
     // When every pin is a wheel, each is admitted first (super::wheels) and uv installs from a
@@ -162,11 +151,12 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
         false,
     )
     .map_err(|e| {
-        EngineError::Other(format!(
-            "cannot create the virtualenv {}: {}",
-            request.venv.display(),
-            describe(&e)
-        ))
+        let (message, mut causes) = engine::explain(&e);
+        causes.insert(0, message);
+        EngineError::Failed {
+            message: format!("cannot create the virtualenv {}", request.venv.display()),
+            causes,
+        }
     })?;
     let site_packages_dir = venv
         .site_packages()
@@ -242,14 +232,11 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
                 request.index.primary(),
                 anstream::adapter::strip_str(err.report())
             )),
-            other => EngineError::Index {
-                url: request.index.primary(),
-                message: describe(&other),
-            },
+            other => EngineError::index(request.index.primary(), &other),
         })?;
 
-    let site_packages = SitePackages::from_environment(&venv)
-        .map_err(|e| EngineError::Other(describe(e.as_ref())))?;
+    let site_packages =
+        SitePackages::from_environment(&venv).map_err(|e| EngineError::failed(e.as_ref()))?;
     let plan = Planner::new(&resolution)
         .build(
             site_packages,
@@ -266,7 +253,7 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
             &venv,
             &session.tags,
         )
-        .map_err(|e| EngineError::Other(describe(e.as_ref())))?;
+        .map_err(|e| EngineError::failed(e.as_ref()))?;
     let downloaded = plan.remote.len();
     let wheels = if plan.remote.is_empty() {
         Vec::new()
@@ -285,10 +272,7 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
         preparer
             .prepare(plan.remote.clone(), &InFlight::default(), &resolution)
             .await
-            .map_err(|e| EngineError::Index {
-                url: request.index.primary(),
-                message: describe(&e),
-            })?
+            .map_err(|e| EngineError::index(request.index.primary(), &e))?
     };
     let installs: Vec<_> = wheels.into_iter().chain(plan.cached).collect();
     if !installs.is_empty() {
@@ -296,7 +280,7 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
             .with_cache(&session.cache)
             .with_installer_name(Some("hermes-plugins".to_string()))
             .install_blocking(installs)
-            .map_err(|e| EngineError::Other(describe(e.as_ref())))?;
+            .map_err(|e| EngineError::failed(e.as_ref()))?;
     }
     Ok(Installed {
         packages,

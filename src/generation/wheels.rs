@@ -448,6 +448,7 @@ async fn download(
     let network = |e: &dyn std::fmt::Display| EngineError::Index {
         url: crate::text::redact_credentials(&pin.url).into_owned(),
         message: format!("cannot download {}: {e}", pin.filename),
+        causes: Vec::new(),
     };
     let mut response = session
         .client
@@ -455,7 +456,14 @@ async fn download(
         .get(pin.url.as_str())
         .send()
         .await
-        .map_err(|e| network(&e))?;
+        .map_err(|e| {
+            let (message, causes) = crate::resolve::engine::explain(&e);
+            EngineError::Index {
+                url: crate::text::redact_credentials(&pin.url).into_owned(),
+                message: format!("cannot download {}: {message}", pin.filename),
+                causes,
+            }
+        })?;
     if !response.status().is_success() {
         return Err(network(&format!("HTTP {}", response.status())));
     }

@@ -374,23 +374,24 @@ pub fn capabilities_for(
 
 /// `requires_env` (CAP-10): asks for missing variables (interactive) or lists them.
 pub fn environment(
+    cx: &super::Context,
     profile: &str,
     key: &str,
-    env_path: &Path,
     declared: &Declared,
     prompter: &mut dyn Prompter,
     feedback: &mut dyn Feedback,
     decisions: &mut Decisions,
 ) -> Result<(), ManagerError> {
+    let env_path = cx.layout.env_file();
     let current_text = match &decisions.env_text {
         Some(t) => t.clone(),
-        None => std::fs::read_to_string(env_path).unwrap_or_default(),
+        None => std::fs::read_to_string(&env_path).unwrap_or_default(),
     };
     let known = env_file::parse(&current_text);
     let missing: Vec<_> = declared
         .env
         .iter()
-        .filter(|(name, ..)| std::env::var_os(name).is_none() && !known.contains_key(name))
+        .filter(|(name, ..)| !cx.env_names.contains(name) && !known.contains_key(name))
         .collect();
     if missing.is_empty() {
         return Ok(());

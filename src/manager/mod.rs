@@ -89,6 +89,11 @@ pub struct Context {
     pub wheel_limits: crate::generation::wheels::WheelLimits,
     /// How long to wait for another writer (`None`: as long as it takes).
     pub lock_wait: Option<std::time::Duration>,
+    /// `SOURCE_DATE_EPOCH`: the creation time recorded in generations (reproducible builds).
+    pub source_date_epoch: Option<i64>,
+    /// The names of the environment variables set for this process (a plugin's
+    /// `requires_env` is met by any of them, or by `.env`).
+    pub env_names: std::collections::BTreeSet<String>,
     /// `--ignore-requires-hermes`: publish plugins whose `requires_hermes` excludes the
     /// core's version (recorded per plugin in `installed.json`).
     pub ignore_requires_hermes: bool,
@@ -120,6 +125,16 @@ pub enum ManagerError {
     /// A failure with a specific code (its exit status follows from the code).
     #[error("{1}")]
     Coded(Code, String),
+    /// A failure with a code and the errors that caused it (`Caused by:`, JSON `causes`).
+    #[error("{message}")]
+    Caused {
+        /// The stable code.
+        code: Code,
+        /// What failed.
+        message: String,
+        /// The errors below it, outermost first.
+        causes: Vec<String>,
+    },
 }
 
 impl ManagerError {
@@ -130,13 +145,27 @@ impl ManagerError {
             ManagerError::Conflict(_) => Code::Conflict,
             ManagerError::Usage(_) => Code::Usage,
             ManagerError::Environment(_) => Code::Environment,
-            ManagerError::Coded(code, _) => *code,
+            ManagerError::Coded(code, _) | ManagerError::Caused { code, .. } => *code,
         }
     }
 
     /// A failure with `code`.
     pub fn coded(code: Code, message: impl Into<String>) -> ManagerError {
         ManagerError::Coded(code, message.into())
+    }
+
+    /// A failure with `code`, caused by `error` (and what caused it).
+    pub fn caused(
+        code: Code,
+        message: impl Into<String>,
+        error: &(dyn std::error::Error + 'static),
+    ) -> ManagerError {
+        let causes = crate::exit::layers(error);
+        ManagerError::Caused {
+            code,
+            message: message.into(),
+            causes,
+        }
     }
 }
 
@@ -152,7 +181,12 @@ impl From<LockError> for ManagerError {
             LockError::Busy { .. } => Code::LockBusy,
             LockError::Io { .. } => Code::Io,
         };
-        ManagerError::Coded(code, e.to_string())
+        let causes = crate::exit::causes(&e);
+        ManagerError::Caused {
+            code,
+            message: e.to_string(),
+            causes,
+        }
     }
 }
 

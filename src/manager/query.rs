@@ -558,7 +558,7 @@ pub fn missing_env(cx: &Context, store_key: &str) -> Vec<String> {
         .env
         .iter()
         .map(|(n, ..)| n.clone())
-        .filter(|n| std::env::var_os(n).is_none() && !known.contains_key(n))
+        .filter(|n| !cx.env_names.contains(n) && !known.contains_key(n))
         .collect()
 }
 

@@ -38,6 +38,9 @@ pub struct BuildRequest {
     pub sources: BTreeMap<String, PathBuf>,
     /// A store to find sources in by tree hash when none is given.
     pub store: Option<PathBuf>,
+    /// `SOURCE_DATE_EPOCH`: the creation time recorded (the Unix epoch when absent, so two
+    /// builds are byte-identical).
+    pub source_date_epoch: Option<i64>,
 }
 
 /// Why the build failed.
@@ -107,11 +110,8 @@ fn plugin_dir(req: &BuildRequest, pin: &super::lock::NixPin) -> Result<PathBuf, 
     Ok(dir)
 }
 
-fn created() -> String {
-    let secs = std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .and_then(|v| v.trim().parse::<i64>().ok())
-        .unwrap_or(0);
+fn created(epoch: Option<i64>) -> String {
+    let secs = epoch.unwrap_or(0);
     jiff::Timestamp::from_second(secs)
         .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
         .strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -301,7 +301,7 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
         format: GENERATION_FORMAT,
         number: 1,
         parent: None,
-        created: created(),
+        created: created(req.source_date_epoch),
         operation: "build --offline".into(),
         inputs_digest: format!("sha256:{}", crate::hash::sha256_hex(&req.lock_bytes)),
         resolution_digest: None,

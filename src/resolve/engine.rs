@@ -184,10 +184,93 @@ pub enum EngineError {
         url: String,
         /// What went wrong.
         message: String,
+        /// The errors that caused it, outermost first.
+        causes: Vec<String>,
     },
-    /// Anything else (cache, build, invalid configuration).
+    /// uv failed for another reason (cache, build, install), with what caused it.
+    #[error("{message}")]
+    Failed {
+        /// What failed.
+        message: String,
+        /// The errors that caused it, outermost first.
+        causes: Vec<String>,
+    },
+    /// Anything else (invalid configuration, a thread gone).
     #[error("{0}")]
     Other(String),
+}
+
+impl EngineError {
+    /// The errors that caused this one, outermost first (empty when it is its own cause).
+    pub fn causes(&self) -> Vec<String> {
+        match self {
+            EngineError::Index { causes, .. } | EngineError::Failed { causes, .. } => {
+                causes.clone()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// uv failed: its error's text and its causes (colour codes stripped).
+    pub fn failed(error: &(dyn std::error::Error + 'static)) -> EngineError {
+        let (message, causes) = explain(error);
+        EngineError::Failed { message, causes }
+    }
+
+    /// The index `url` could not be used: the error's text and its causes.
+    pub fn index(url: String, error: &(dyn std::error::Error + 'static)) -> EngineError {
+        let (message, causes) = explain(error);
+        EngineError::Index {
+            url,
+            message,
+            causes,
+        }
+    }
+}
+
+/// An error's own words and the chain below it (see [`crate::exit::layers`]), colour codes
+/// stripped.
+pub fn explain(error: &(dyn std::error::Error + 'static)) -> (String, Vec<String>) {
+    let mut layers = crate::exit::layers(error).into_iter().map(|l| strip(&l));
+    let message = layers.next().unwrap_or_else(|| strip(&error.to_string()));
+    (message, layers.collect())
+}
+
+/// Whether a resolver error is the network's: uv's client error, at the top or anywhere in
+/// the chain (typed); for errors uv wraps as text only, the words its client uses.
+fn is_network(error: &ResolveError) -> bool {
+    if matches!(error, ResolveError::Client(_)) {
+        return true;
+    }
+    let mut next: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(cause) = next {
+        if cause.downcast_ref::<uv_client::Error>().is_some()
+            || cause.downcast_ref::<std::io::Error>().is_some_and(|io| {
+                matches!(
+                    io.kind(),
+                    std::io::ErrorKind::ConnectionRefused
+                        | std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::ConnectionAborted
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::HostUnreachable
+                        | std::io::ErrorKind::NetworkUnreachable
+                )
+            })
+        {
+            return true;
+        }
+        next = cause.source();
+    }
+    let text = crate::exit::causes(error).join(" ") + &error.to_string();
+    [
+        "error sending request",
+        "Connection refused",
+        "dns error",
+        "Failed to fetch",
+        "Could not connect",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
 }
 
 fn other(e: impl std::fmt::Display) -> EngineError {
@@ -403,11 +486,8 @@ fn python_info(path: PathBuf, interpreter: &Interpreter) -> PythonInfo {
     }
 }
 
-fn client_error(index: &IndexConfig, error: impl std::fmt::Display) -> EngineError {
-    EngineError::Index {
-        url: index.primary(),
-        message: error.to_string(),
-    }
+fn client_error(index: &IndexConfig, error: &(dyn std::error::Error + 'static)) -> EngineError {
+    EngineError::index(index.primary(), error)
 }
 
 /// uv's cache, interpreter, clients and build settings for one interpreter and index
@@ -526,7 +606,9 @@ impl Session {
         let index_locations = IndexLocations::new(indexes, flat, only_find_links);
 
         // The network as uv sees it: SSL_CERT_FILE/SSL_CERT_DIR, the system store on request,
-        // proxies from HTTP(S)_PROXY/ALL_PROXY/NO_PROXY (reqwest reads them).
+        // proxies from HTTP(S)_PROXY/ALL_PROXY/NO_PROXY (reqwest reads them), and credentials
+        // as uv finds them (URL userinfo, NETRC or ~/.netrc) through uv's auth middleware; the
+        // keyring is never asked. uv's crates read these variables themselves.
         let mut base = BaseClientBuilder::default().with_system_certs(index.native_tls);
         if let Some(certificates) = uv_client::Certificates::from_env() {
             base = base.custom_certificates(certificates);
@@ -534,7 +616,7 @@ impl Session {
         let base = base
             .connectivity(Connectivity::Online)
             .keyring(KeyringProviderType::Disabled)
-            .auth_integration(AuthIntegration::NoAuthMiddleware)
+            .auth_integration(AuthIntegration::Default)
             .retries(1);
         let client = RegistryClientBuilder::new(base, cache.clone())
             .index_locations(index_locations.clone())
@@ -551,7 +633,7 @@ impl Session {
             let entries = flat_client
                 .fetch_all(index_locations.flat_indexes().map(Index::url))
                 .await
-                .map_err(|e| client_error(index, e))?;
+                .map_err(|e| client_error(index, &e))?;
             FlatIndex::from_entries(entries, Some(&tags), hasher, &build_options)
         };
         Ok(Session {
@@ -796,22 +878,10 @@ async fn resolve_in(
 }
 
 fn classify_error(index: &IndexConfig, error: ResolveError) -> EngineError {
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
-    }
-    let network = message.contains("error sending request")
-        || message.contains("Connection refused")
-        || message.contains("dns error")
-        || message.contains("Failed to fetch")
-        || message.contains("Could not connect");
-    if network {
-        client_error(index, strip(&message))
+    if is_network(&error) {
+        client_error(index, &error)
     } else {
-        EngineError::Other(strip(&message))
+        EngineError::failed(&error)
     }
 }
 

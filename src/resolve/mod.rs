@@ -61,8 +61,8 @@ pub enum Failure {
     /// The requirements conflict (exit 1).
     Conflict(Box<conflict::Conflict>),
     /// The index (`Code::Network`), interpreter (`Code::Interpreter`) or cache is not usable
-    /// (exit 3).
-    Environment(Code, String),
+    /// (exit 3): the code, what failed, and the errors that caused it.
+    Environment(Code, String, Vec<String>),
 }
 
 impl Failure {
@@ -73,7 +73,8 @@ impl Failure {
             EngineError::Interpreter { .. } => Code::Interpreter,
             _ => Code::Environment,
         };
-        Failure::Environment(code, e.to_string())
+        let causes = e.causes();
+        Failure::Environment(code, e.to_string(), causes)
     }
 }
 
@@ -200,7 +201,7 @@ fn quarantine_of(request: &Request) -> Result<Quarantine, Failure> {
             request.quarantine_days,
             request.now,
         )
-        .map_err(|m| Failure::Environment(Code::Environment, m)),
+        .map_err(|m| Failure::Environment(Code::Environment, m, Vec::new())),
         None => Ok(Quarantine {
             days: request.quarantine_days,
             now: request.now,

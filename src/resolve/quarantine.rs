@@ -117,17 +117,6 @@ pub fn parse_cutoff(text: &str) -> Result<Timestamp, String> {
     uv_resolver::ExcludeNewerValue::from_str(text).map(|v| v.timestamp())
 }
 
-/// "Now": `HERMES_PLUGINS_NOW` (RFC 3339) when set, else the clock.
-pub fn now_from_env() -> Result<Timestamp, String> {
-    match std::env::var("HERMES_PLUGINS_NOW") {
-        Ok(text) if !text.trim().is_empty() => text
-            .trim()
-            .parse::<Timestamp>()
-            .map_err(|e| format!("HERMES_PLUGINS_NOW=`{text}` is not an RFC 3339 timestamp: {e}")),
-        _ => Ok(Timestamp::now()),
-    }
-}
-
 /// `2026-11-25` for a timestamp (UTC).
 pub fn date(t: Timestamp) -> String {
     t.strftime("%Y-%m-%d").to_string()

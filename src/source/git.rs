@@ -68,22 +68,49 @@ impl Default for Timeouts {
     }
 }
 
-static TIMEOUTS: Mutex<Option<Timeouts>> = Mutex::new(None);
+/// How git reaches servers, decided once by the CLI from the environment (see
+/// `cli::env_vars`) and installed for the process: libgit2's network options are global.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitConfig {
+    /// Connect and stall limits.
+    pub timeouts: Timeouts,
+    /// A CA bundle (`GIT_SSL_CAINFO`, else `SSL_CERT_FILE`).
+    pub ca_file: Option<std::path::PathBuf>,
+    /// A CA directory (`SSL_CERT_DIR`).
+    pub ca_dir: Option<std::path::PathBuf>,
+    /// URL rewrites, `(prefix, replacement)`, first match wins (`url.<base>.insteadOf`).
+    pub instead_of: Vec<(String, String)>,
+}
 
-impl Timeouts {
-    /// Makes these the bounds of every git operation of this process. Nothing touches
+static CONFIG: Mutex<Option<GitConfig>> = Mutex::new(None);
+
+impl GitConfig {
+    /// Makes this the configuration of every git operation of this process. Nothing touches
     /// libgit2 until a git operation starts (initialising it costs milliseconds that commands
     /// without git should not pay).
     pub fn install(self) {
-        if let Ok(mut t) = TIMEOUTS.lock() {
-            *t = Some(self);
+        if let Ok(mut c) = CONFIG.lock() {
+            *c = Some(self);
         }
     }
 
-    /// The bounds in force, applied to libgit2 (its connect and read timeouts are
-    /// process-wide): called as every git network operation starts.
+    /// The configuration installed (the defaults when none was).
+    fn configured() -> GitConfig {
+        CONFIG
+            .lock()
+            .ok()
+            .and_then(|c| c.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl Timeouts {
+    /// The bounds in force, applied to libgit2 (its connect and read timeouts and its
+    /// certificate authorities are process-wide): called as every git network operation
+    /// starts.
     pub fn current() -> Timeouts {
-        let t = Self::configured();
+        let config = GitConfig::configured();
+        let t = config.timeouts;
         let ms = |d: Duration| i32::try_from(d.as_millis()).unwrap_or(i32::MAX).max(1);
         // SAFETY: libgit2 global options, set between operations; the values are plain
         // integers.
@@ -91,33 +118,29 @@ impl Timeouts {
             let _ = git2::opts::set_server_connect_timeout_in_milliseconds(ms(t.connect));
             let _ = git2::opts::set_server_timeout_in_milliseconds(ms(t.stall));
         }
-        trust_configured_certificates();
+        trust_certificates(&config);
         t
     }
 
     /// The bounds configured (for messages), without touching libgit2.
     fn configured() -> Timeouts {
-        TIMEOUTS.lock().ok().and_then(|t| *t).unwrap_or_default()
+        GitConfig::configured().timeouts
     }
 }
 
-/// Certificate authorities as git and uv take them: `GIT_SSL_CAINFO`, else `SSL_CERT_FILE`, and
-/// `SSL_CERT_DIR` (a TLS-inspecting proxy's CA lives there on such networks).
-fn trust_configured_certificates() {
-    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(file) = set("GIT_SSL_CAINFO").or_else(|| set("SSL_CERT_FILE")) {
+/// Certificate authorities as git and uv take them (a TLS-inspecting proxy's CA lives there on
+/// such networks).
+fn trust_certificates(config: &GitConfig) {
+    if let Some(file) = &config.ca_file {
         // SAFETY: a libgit2 global option set between operations; the path is copied.
-        if let Err(e) = unsafe { git2::opts::set_ssl_cert_file(&file) } {
-            tracing::warn!("ignoring the CA file {}: {e}", Path::new(&file).display());
+        if let Err(e) = unsafe { git2::opts::set_ssl_cert_file(file) } {
+            tracing::warn!("ignoring the CA file {}: {e}", file.display());
         }
     }
-    if let Some(dir) = set("SSL_CERT_DIR") {
+    if let Some(dir) = &config.ca_dir {
         // SAFETY: as above.
-        if let Err(e) = unsafe { git2::opts::set_ssl_cert_dir(&dir) } {
-            tracing::warn!(
-                "ignoring the CA directory {}: {e}",
-                Path::new(&dir).display()
-            );
+        if let Err(e) = unsafe { git2::opts::set_ssl_cert_dir(dir) } {
+            tracing::warn!("ignoring the CA directory {}: {e}", dir.display());
         }
     }
 }
@@ -187,18 +210,12 @@ fn other(e: git2::Error) -> GitError {
 /// Transfer progress: objects received and total.
 pub type Progress<'a> = &'a mut dyn FnMut(usize, usize);
 
-/// Applies `HERMES_PLUGINS_GIT_INSTEAD_OF` (`PREFIX=REPLACEMENT`, several separated by
-/// whitespace), like git's `url.<base>.insteadOf`: fetch `https://github.com/acme/x` from a
-/// mirror or a local directory while the catalog keeps the real URL.
+/// Applies the configured URL rewrites (`HERMES_PLUGINS_GIT_INSTEAD_OF`), like git's
+/// `url.<base>.insteadOf`: fetch `https://github.com/acme/x` from a mirror or a local
+/// directory while the catalog keeps the real URL.
 pub fn rewrite_url(url: &str) -> String {
-    let Ok(rules) = std::env::var("HERMES_PLUGINS_GIT_INSTEAD_OF") else {
-        return url.to_string();
-    };
-    for rule in rules.split_whitespace() {
-        if let Some((prefix, replacement)) = rule.split_once('=')
-            && !prefix.is_empty()
-            && let Some(rest) = url.strip_prefix(prefix)
-        {
+    for (prefix, replacement) in &GitConfig::configured().instead_of {
+        if let Some(rest) = url.strip_prefix(prefix.as_str()) {
             return format!("{replacement}{rest}");
         }
     }

@@ -453,6 +453,31 @@ fn an_unreachable_index_is_an_environment_error_naming_the_url() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("http://127.0.0.1:9/simple"), "{stderr}");
+    // The causes are kept, one per line, down to the operating system's words.
+    let caused = stderr
+        .split_once("\nCaused by:\n")
+        .map(|(_, c)| c)
+        .unwrap_or_default();
+    assert!(caused.lines().count() >= 2, "{stderr}");
+    assert!(caused.contains("Connection refused"), "{stderr}");
+    let out = bin()
+        .env("HERMES_PLUGINS_NOW", NOW)
+        .args(["--json", "resolve", "--home"])
+        .arg(tmp.path())
+        .args(["--index-url", "http://127.0.0.1:9/simple", "--plugin"])
+        .arg(&weather)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["error"]["code"], "network", "{doc:#}");
+    let causes = doc["error"]["causes"].as_array().unwrap();
+    assert!(
+        causes
+            .iter()
+            .any(|c| c.as_str().unwrap().contains("Connection refused")),
+        "{doc:#}"
+    );
+    crate::common::follows_its_schema(&doc, Some(3));
 }
 
 #[test]

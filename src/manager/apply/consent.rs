@@ -142,13 +142,7 @@ pub(super) fn consent(
                 };
             if targeted && !was_enabled && selection.enabled.contains(&key) {
                 consent_step::environment(
-                    profile,
-                    &key,
-                    &cx.layout.env_file(),
-                    &declared,
-                    prompter,
-                    feedback,
-                    decisions,
+                    cx, profile, &key, &declared, prompter, feedback, decisions,
                 )?;
             }
             if selection.enabled.contains(&key) && !granted.is_empty() {

@@ -175,6 +175,23 @@ fn external_inputs(
         .collect()
 }
 
+/// What a dry run returns: nothing published, the plan beside.
+fn planned(
+    previous: Option<u64>,
+    changes: Vec<String>,
+    plugins: Vec<String>,
+    plan: Plan,
+) -> Applied {
+    Applied {
+        generation: previous,
+        previous,
+        published: false,
+        changes,
+        plugins,
+        plan: Some(plan),
+    }
+}
+
 /// Applies a change (see the module documentation). Holds no lock itself: the caller has
 /// called [`super::begin_writing`].
 pub fn apply(
@@ -240,7 +257,7 @@ pub fn apply(
                 p.requires_hermes_ignored_for = Some(version);
             }
         }
-        change.installed = Some(installed.clone());
+        change.installed = Some(installed);
     }
 
     let plugins = generation_plugins(&snapshot, &selected.keys, &mut manifests);
@@ -257,18 +274,12 @@ pub fn apply(
     };
     if unchanged {
         if planning {
-            return Ok(Applied {
-                generation: previous,
-                previous,
-                published: false,
-                changes: Vec::new(),
-                plugins: keys,
-                plan: Some(Plan::new(
-                    &change.operation,
-                    &digest,
-                    decisions.plan.take().unwrap_or_default(),
-                )),
-            });
+            let plan = Plan::new(
+                &change.operation,
+                &digest,
+                decisions.plan.take().unwrap_or_default(),
+            );
+            return Ok(planned(previous, Vec::new(), keys, plan));
         }
         let files = publish::UserFiles {
             states: &selected.states,
@@ -302,7 +313,7 @@ pub fn apply(
         &mut decisions,
     )?;
     if planning {
-        let changes = digest::lock_changes(current.as_ref(), &resolved.lock);
+        // The plan covers the packages too: a new release on the index changes its hash.
         let environment = format!(
             "{digest} {}",
             resolved
@@ -313,18 +324,13 @@ pub fn apply(
                 .collect::<Vec<_>>()
                 .join(",")
         );
-        return Ok(Applied {
-            generation: previous,
-            previous,
-            published: false,
-            changes,
-            plugins: keys,
-            plan: Some(Plan::new(
-                &change.operation,
-                &environment,
-                decisions.plan.take().unwrap_or_default(),
-            )),
-        });
+        let plan = Plan::new(
+            &change.operation,
+            &environment,
+            decisions.plan.take().unwrap_or_default(),
+        );
+        let changes = digest::lock_changes(current.as_ref(), &resolved.lock);
+        return Ok(planned(previous, changes, keys, plan));
     }
 
     // 7. Publication.

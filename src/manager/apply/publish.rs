@@ -96,7 +96,7 @@ pub(super) fn publish(
         format: doc::GENERATION_FORMAT,
         number: 0,
         parent: previous,
-        created: doc::created_now(),
+        created: doc::created_at(cx.source_date_epoch),
         operation: operation.clone(),
         inputs_digest: digest,
         resolution_digest: Some(resolved.digest),
@@ -145,7 +145,15 @@ pub(super) fn publish(
                 build::BuildError::Io(_) => Code::Io,
                 _ => Code::Environment,
             };
-            return Err(ManagerError::coded(code, e.to_string()));
+            let causes = match &e {
+                build::BuildError::Install(engine) => engine.causes(),
+                other => crate::exit::causes(other),
+            };
+            return Err(ManagerError::Caused {
+                code,
+                message: e.to_string(),
+                causes,
+            });
         }
     };
     let steps = (|| -> Result<(), ManagerError> {

@@ -79,7 +79,13 @@ pub(super) fn resolve(
             match outcome {
                 Ok(o) => o.lock,
                 Err(Failure::Conflict(c)) => return Err(ManagerError::Conflict(c)),
-                Err(Failure::Environment(code, m)) => return Err(ManagerError::Coded(code, m)),
+                Err(Failure::Environment(code, message, causes)) => {
+                    return Err(ManagerError::Caused {
+                        code,
+                        message,
+                        causes,
+                    });
+                }
             }
         }
     };

@@ -1,0 +1,148 @@
+//! Every environment variable the binary reads, in one list (uv's `EnvVars`), and the small
+//! typed readers of the ones that are not clap flags. Only the CLI reads the environment:
+//! what a variable decides reaches the library as a value (the [`crate::manager::Context`],
+//! the git configuration, a timestamp). The one exception is `HERMES_PLUGINS_FAULT`, the test
+//! hook of [`crate::generation::faults`]. Variables the binary *sets* for a child (`exec`)
+//! belong to [`crate::agent`]. uv's client crates read their own (`SSL_CERT_FILE`,
+//! `SSL_CERT_DIR`, `HTTP(S)_PROXY`, `ALL_PROXY`, `NO_PROXY`, `NETRC`), as uv does.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// The names.
+pub struct EnvVars;
+
+impl EnvVars {
+    /// The Hermes home (`--home`).
+    pub const HERMES_HOME: &'static str = "HERMES_HOME";
+    /// The user's home: `~/.hermes` when `HERMES_HOME` is unset; `~` in messages.
+    pub const HOME: &'static str = "HOME";
+    /// Where programs are found (`hermes` for an installed core, `--python NAME`).
+    pub const PATH: &'static str = "PATH";
+    /// `--core`.
+    pub const HERMES_PLUGINS_CORE: &'static str = "HERMES_PLUGINS_CORE";
+    /// `--no-core`.
+    pub const HERMES_PLUGINS_NO_CORE: &'static str = "HERMES_PLUGINS_NO_CORE";
+    /// `--python`.
+    pub const HERMES_PLUGINS_PYTHON: &'static str = "HERMES_PLUGINS_PYTHON";
+    /// The package index (before `UV_INDEX_URL`).
+    pub const HERMES_PLUGINS_INDEX_URL: &'static str = "HERMES_PLUGINS_INDEX_URL";
+    /// The package index, as uv reads it.
+    pub const UV_INDEX_URL: &'static str = "UV_INDEX_URL";
+    /// Extra package indexes, as uv reads them (whitespace- or comma-separated).
+    pub const UV_EXTRA_INDEX_URL: &'static str = "UV_EXTRA_INDEX_URL";
+    /// Find-links locations, as uv reads them (whitespace- or comma-separated).
+    pub const UV_FIND_LINKS: &'static str = "UV_FIND_LINKS";
+    /// `--native-tls`, as uv reads it.
+    pub const UV_NATIVE_TLS: &'static str = "UV_NATIVE_TLS";
+    /// `--catalog`.
+    pub const HERMES_PLUGINS_CATALOG: &'static str = "HERMES_PLUGINS_CATALOG";
+    /// Where `owner/repo` sources are fetched from (a GitHub mirror; tests).
+    pub const HERMES_PLUGINS_GITHUB: &'static str = "HERMES_PLUGINS_GITHUB";
+    /// Git URL rewrites, `PREFIX=REPLACEMENT` separated by whitespace (`url.<base>.insteadOf`).
+    pub const HERMES_PLUGINS_GIT_INSTEAD_OF: &'static str = "HERMES_PLUGINS_GIT_INSTEAD_OF";
+    /// Seconds a git transfer may stall.
+    pub const HERMES_PLUGINS_GIT_TIMEOUT: &'static str = "HERMES_PLUGINS_GIT_TIMEOUT";
+    /// Seconds a git connection may take.
+    pub const HERMES_PLUGINS_GIT_CONNECT_TIMEOUT: &'static str =
+        "HERMES_PLUGINS_GIT_CONNECT_TIMEOUT";
+    /// Git's CA file (before `SSL_CERT_FILE`).
+    pub const GIT_SSL_CAINFO: &'static str = "GIT_SSL_CAINFO";
+    /// The CA file, as uv and OpenSSL read it.
+    pub const SSL_CERT_FILE: &'static str = "SSL_CERT_FILE";
+    /// The CA directory, as uv and OpenSSL read it.
+    pub const SSL_CERT_DIR: &'static str = "SSL_CERT_DIR";
+    /// "Now" for the quarantine (RFC 3339).
+    pub const HERMES_PLUGINS_NOW: &'static str = "HERMES_PLUGINS_NOW";
+    /// The creation time recorded in generations (reproducible builds).
+    pub const SOURCE_DATE_EPOCH: &'static str = "SOURCE_DATE_EPOCH";
+    /// `--lock-timeout`.
+    pub const HERMES_PLUGINS_LOCK_TIMEOUT: &'static str = "HERMES_PLUGINS_LOCK_TIMEOUT";
+    /// Bytes one wheel may unpack to.
+    pub const HERMES_PLUGINS_MAX_WHEEL_SIZE: &'static str = "HERMES_PLUGINS_MAX_WHEEL_SIZE";
+    /// `1`: debug logging (as `-v`).
+    pub const HERMES_PLUGINS_DEBUG: &'static str = "HERMES_PLUGINS_DEBUG";
+    /// A full tracing filter (`uv_resolver=debug,hermes_plugins=trace`).
+    pub const HERMES_PLUGINS_LOG: &'static str = "HERMES_PLUGINS_LOG";
+    /// No colour.
+    pub const NO_COLOR: &'static str = "NO_COLOR";
+    /// What `exec` extends for the agent.
+    pub const PYTHONPATH: &'static str = "PYTHONPATH";
+}
+
+/// A variable's value, `None` when unset or empty.
+pub fn value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// "Now" for the quarantine: `HERMES_PLUGINS_NOW` (RFC 3339) when set, else the clock.
+pub fn now() -> Result<jiff::Timestamp, String> {
+    match value(EnvVars::HERMES_PLUGINS_NOW) {
+        Some(text) => text.trim().parse::<jiff::Timestamp>().map_err(|e| {
+            format!(
+                "{}=`{text}` is not an RFC 3339 timestamp: {e}",
+                EnvVars::HERMES_PLUGINS_NOW
+            )
+        }),
+        None => Ok(jiff::Timestamp::now()),
+    }
+}
+
+/// `SOURCE_DATE_EPOCH`, when it is a number of seconds.
+pub fn source_date_epoch() -> Option<i64> {
+    value(EnvVars::SOURCE_DATE_EPOCH).and_then(|v| v.trim().parse().ok())
+}
+
+/// The names of the variables set in this process (whatever their value): a plugin's
+/// `requires_env` is met by any of them.
+pub fn set_names() -> BTreeSet<String> {
+    std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .collect()
+}
+
+/// How git reaches servers: timeouts, certificate authorities (`GIT_SSL_CAINFO`, else
+/// `SSL_CERT_FILE`; `SSL_CERT_DIR`), URL rewrites.
+pub fn git_config() -> Result<crate::source::git::GitConfig, String> {
+    let mut timeouts = crate::source::git::Timeouts::default();
+    for (name, field) in [
+        (
+            EnvVars::HERMES_PLUGINS_GIT_CONNECT_TIMEOUT,
+            &mut timeouts.connect,
+        ),
+        (EnvVars::HERMES_PLUGINS_GIT_TIMEOUT, &mut timeouts.stall),
+    ] {
+        if let Some(text) = value(name) {
+            let seconds: u64 = text
+                .trim()
+                .parse()
+                .ok()
+                .filter(|s| (1..=86_400).contains(s))
+                .ok_or_else(|| {
+                    format!(
+                        "{name} must be a number of seconds between 1 and 86400, not `{}`",
+                        crate::text::escape(&text)
+                    )
+                })?;
+            *field = Duration::from_secs(seconds);
+        }
+    }
+    let instead_of = value(EnvVars::HERMES_PLUGINS_GIT_INSTEAD_OF)
+        .map(|rules| {
+            rules
+                .split_whitespace()
+                .filter_map(|rule| rule.split_once('='))
+                .filter(|(prefix, _)| !prefix.is_empty())
+                .map(|(p, r)| (p.to_string(), r.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(crate::source::git::GitConfig {
+        timeouts,
+        ca_file: value(EnvVars::GIT_SSL_CAINFO)
+            .or_else(|| value(EnvVars::SSL_CERT_FILE))
+            .map(Into::into),
+        ca_dir: value(EnvVars::SSL_CERT_DIR).map(Into::into),
+        instead_of,
+    })
+}
