@@ -202,6 +202,22 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// This diagnostic as a report finding, its file shown as `file` (positions at least
+    /// 1:1): the one conversion `validate` and `catalog review` use.
+    pub fn to_finding(&self, file: String) -> crate::report::Finding {
+        crate::report::Finding {
+            check: self.check.as_str().to_string(),
+            severity: self.severity.as_str().to_string(),
+            message: self.message.clone(),
+            hint: self.hint.clone(),
+            file,
+            line: self.pos.line.max(1),
+            column: self.pos.column.max(1),
+            component: self.component.clone(),
+            value: self.value.clone(),
+        }
+    }
+
     /// A finding of `check` with the given severity.
     pub fn new(
         check: CheckId,

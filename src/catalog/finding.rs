@@ -69,6 +69,22 @@ pub struct CatalogFinding {
 }
 
 impl CatalogFinding {
+    /// This finding as a report finding, its file shown as `file` (positions at least 1:1):
+    /// the one conversion `catalog check` and `catalog review` use.
+    pub fn to_finding(&self, file: String) -> crate::report::Finding {
+        crate::report::Finding {
+            check: self.check.to_string(),
+            severity: self.severity.as_str().to_string(),
+            message: self.message.clone(),
+            hint: self.hint.clone(),
+            file,
+            line: self.line.max(1),
+            column: self.column.max(1),
+            component: None,
+            value: self.value.clone(),
+        }
+    }
+
     /// A finding of `check` with a severity, at a position of `file`.
     pub fn new(
         check: &'static str,

@@ -75,17 +75,7 @@ pub fn display_path(path: &Path) -> String {
 
 /// One finding in report form.
 pub fn to_finding(f: &CatalogFinding) -> Finding {
-    Finding {
-        check: f.check.to_string(),
-        severity: f.severity.as_str().to_string(),
-        message: f.message.clone(),
-        hint: f.hint.clone(),
-        file: display_path(&f.file),
-        line: f.line.max(1),
-        column: f.column.max(1),
-        component: None,
-        value: f.value.clone(),
-    }
+    f.to_finding(display_path(&f.file))
 }
 
 fn package(

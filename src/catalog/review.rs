@@ -86,17 +86,7 @@ pub enum ReviewError {
 }
 
 fn finding_of(f: &CatalogFinding) -> Finding {
-    Finding {
-        check: f.check.to_string(),
-        severity: f.severity.as_str().to_string(),
-        message: f.message.clone(),
-        hint: f.hint.clone(),
-        file: f.file.display().to_string(),
-        line: f.line,
-        column: f.column,
-        component: None,
-        value: f.value.clone(),
-    }
+    f.to_finding(f.file.display().to_string())
 }
 
 fn load_entry(path: &Path) -> Result<(Entry, Vec<CatalogFinding>), ReviewError> {
@@ -197,17 +187,7 @@ pub fn review(
             review.validation = outcome
                 .findings
                 .iter()
-                .map(|d| Finding {
-                    check: d.check.as_str().to_string(),
-                    severity: d.severity.as_str().to_string(),
-                    message: d.message.clone(),
-                    hint: d.hint.clone(),
-                    file: format!("{prefix}{}", d.file),
-                    line: d.pos.line,
-                    column: d.pos.column,
-                    component: d.component.clone(),
-                    value: d.value.clone(),
-                })
+                .map(|d| d.to_finding(format!("{prefix}{}", d.file)))
                 .collect();
             review.package = Some(PackageFacts {
                 key: loaded.key.clone(),

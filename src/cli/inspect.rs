@@ -76,16 +76,13 @@ pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
 /// Runs `show`.
 pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::read_context(global);
-    let mut doc = query::show(&cx, &args.name).map_err(|e| manage::failure(e, global))?;
+    let mut view = query::show(&cx, &args.name).map_err(|e| manage::failure(e, global))?;
     if args.audit {
-        let key = doc["plugin"]["key"]
-            .as_str()
-            .unwrap_or(&args.name)
-            .to_string();
-        let entries = crate::consent::audit::read(&cx.layout.audit_log(), Some(&key))
+        let entries = crate::consent::audit::read(&cx.layout.audit_log(), Some(&view.plugin.key))
             .map_err(|e| CliError::environment(e.to_string()))?;
-        doc["audit"] = json!(entries);
+        view.audit = Some(entries);
     }
+    let doc = json!(view);
     if global.json {
         manage::print_json(Schema::Show, &doc);
     } else {
@@ -102,31 +99,19 @@ pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
 /// Runs `env`.
 pub fn env(global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::read_context(global);
-    let doc = query::env(&cx).map_err(|e| manage::failure(e, global))?;
+    let view = query::env(&cx).map_err(|e| manage::failure(e, global))?;
     if global.json {
-        manage::print_json(Schema::Env, &doc);
+        manage::print_json(Schema::Env, &json!(view));
         return Ok(Status::Ok);
     }
-    outln!(
-        "generation {} ({})",
-        doc["generation"],
-        doc["path"].as_str().unwrap_or("")
-    );
-    outln!("core       {}", doc["core"].as_str().unwrap_or(""));
-    outln!(
-        "python     {}",
-        doc["python"]["executable"].as_str().unwrap_or("")
-    );
-    for p in doc["sys_path"].as_array().into_iter().flatten() {
-        outln!("sys.path   {}", p.as_str().unwrap_or(""));
+    outln!("generation {} ({})", view.generation, view.path.display());
+    outln!("core       {}", view.core);
+    outln!("python     {}", view.python.executable.display());
+    for p in &view.sys_path {
+        outln!("sys.path   {}", p.display());
     }
-    for p in doc["plugins"].as_array().into_iter().flatten() {
-        outln!(
-            "plugin     {} ({}) {}",
-            p["key"].as_str().unwrap_or(""),
-            p["kind"].as_str().unwrap_or(""),
-            p["path"].as_str().unwrap_or("")
-        );
+    for p in &view.plugins {
+        outln!("plugin     {} ({}) {}", p.key, p.kind, p.path.display());
     }
     Ok(Status::Ok)
 }

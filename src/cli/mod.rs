@@ -23,6 +23,7 @@ pub mod completions;
 pub mod config;
 pub mod conflict;
 pub mod env_vars;
+pub mod environment;
 pub mod exec;
 pub mod generations;
 pub mod inspect;
@@ -32,6 +33,7 @@ pub mod manage;
 pub mod nix;
 pub mod resolve;
 pub mod select;
+pub mod terminal;
 pub mod update;
 pub mod validate;
 

@@ -45,19 +45,16 @@ fn read_lock(path: &Path) -> Result<Option<Lock>, CliError> {
     }
 }
 
-/// Runs `resolve`.
-pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let home = home(global);
-    let now = super::env_vars::now().map_err(CliError::usage)?;
-    let settings =
-        crate::state::settings::Settings::read(&crate::home::Layout::new(&home).settings())
-            .map_err(|e| CliError::coded(Code::Io, e.to_string()))?;
-    let found = args.resolver.environment(&settings)?;
+/// The plugins to resolve (the home's enabled ones, or `--plugin` directories) and the
+/// warnings about what is left out.
+fn gather_plugins(
+    args: &ResolveArgs,
+    layout: &crate::home::Layout,
+) -> Result<(Vec<inputs::PluginInput>, Vec<String>), CliError> {
     let mut warnings = Vec::new();
-    let layout = crate::home::Layout::new(&home);
     let plugins = if args.plugins.is_empty() {
         let (plugins, w) =
-            inputs::enabled_plugins(&layout).map_err(|e| CliError::environment(e.to_string()))?;
+            inputs::enabled_plugins(layout).map_err(|e| CliError::environment(e.to_string()))?;
         warnings.extend(w);
         plugins
     } else {
@@ -76,6 +73,44 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             ));
         }
     }
+    Ok((plugins, warnings))
+}
+
+/// A conflict as the CLI reports it: printed in full for people, in `details` for JSON.
+fn conflict_error(
+    conflict: &resolve::conflict::Conflict,
+    warnings: &[String],
+    global: &GlobalArgs,
+) -> CliError {
+    if !global.json {
+        super::conflict::print_conflict(conflict);
+    }
+    let mut err = CliError::coded(
+        Code::Conflict,
+        format!(
+            "{}; nothing was resolved",
+            conflict
+                .sentences
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "no solution".into())
+        ),
+    );
+    err.details = Some(Box::new(
+        serde_json::json!({ "conflict": conflict, "warnings": warnings }),
+    ));
+    err
+}
+
+/// Runs `resolve`.
+pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let home = home(global);
+    let now = super::env_vars::now().map_err(CliError::usage)?;
+    let layout = crate::home::Layout::new(&home);
+    let settings = crate::state::settings::Settings::read(&layout.settings())
+        .map_err(|e| CliError::coded(Code::Io, e.to_string()))?;
+    let found = args.resolver.environment(&settings)?;
+    let (plugins, warnings) = gather_plugins(args, &layout)?;
     // Without a lock file, the home's plugins are compared with the current generation's lock.
     let current_generation = crate::generation::current::current_number(&layout)
         .filter(|_| args.plugins.is_empty() && args.lock.is_none());
@@ -106,35 +141,19 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             return Err(CliError::coded(code, message).caused_by(causes));
         }
         Err(Failure::Conflict(conflict)) => {
-            if !global.json {
-                super::conflict::print_conflict(&conflict);
-            }
-            let mut err = CliError::coded(
-                Code::Conflict,
-                format!(
-                    "{}; nothing was resolved",
-                    conflict
-                        .sentences
-                        .first()
-                        .cloned()
-                        .unwrap_or_else(|| "no solution".into())
-                ),
-            );
-            err.details = Some(Box::new(
-                serde_json::json!({ "conflict": conflict, "warnings": warnings }),
-            ));
-            return Err(err);
+            return Err(conflict_error(&conflict, &warnings, global));
         }
     };
-    let lock = outcome.lock;
-    let diff = previous.as_ref().map(|p| LockDiff::between(p, &lock));
+    let diff = previous
+        .as_ref()
+        .map(|p| LockDiff::between(p, &outcome.lock));
     if let (Some(path), false) = (&args.lock, args.dry_run) {
-        crate::files::write_atomically(path, lock.to_json().as_bytes())
+        crate::files::write_atomically(path, outcome.lock.to_json().as_bytes())
             .map_err(|e| CliError::environment(format!("cannot write {}: {e}", path.display())))?;
     }
     if global.json {
         let doc = serde_json::json!({
-            "lock": lock,
+            "lock": outcome.lock,
             "diff": diff,
             "diff_against": current_generation.map_or_else(
                 || args.lock.as_ref().map(|p| p.display().to_string()),
@@ -151,6 +170,22 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         super::emit(&super::json::text(super::json::Schema::Resolve, &doc), true);
         return Ok(Status::Ok);
     }
+    let against = match current_generation {
+        Some(n) => format!("the current generation ({n})"),
+        None => "the previous lock".to_string(),
+    };
+    let mut text = render(&outcome, diff.as_ref(), &against);
+    if let (Some(path), false) = (&args.lock, args.dry_run) {
+        text.push_str(&format!("Wrote {}\n", path.display()));
+    }
+    super::emit(&text, false);
+    Ok(Status::Ok)
+}
+
+/// A resolution for people: the packages and what required each, the diff against
+/// `against`, the quarantine.
+fn render(outcome: &resolve::Outcome, diff: Option<&LockDiff>, against: &str) -> String {
+    let lock = &outcome.lock;
     let mut text = format!(
         "Resolved {} package(s) for Python {} ({}, {} {})\n",
         lock.packages.len(),
@@ -169,11 +204,7 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         let id = format!("{} {}", p.name, p.version);
         text.push_str(&format!("  {id:width$}  {}\n", p.required_by.join(", ")));
     }
-    if let Some(diff) = &diff {
-        let against = match current_generation {
-            Some(n) => format!("the current generation ({n})"),
-            None => "the previous lock".to_string(),
-        };
+    if let Some(diff) = diff {
         if diff.is_empty() {
             text.push_str(&format!("No changes from {against}.\n"));
         } else {
@@ -209,9 +240,5 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         }
         text.push('\n');
     }
-    if let (Some(path), false) = (&args.lock, args.dry_run) {
-        text.push_str(&format!("Wrote {}\n", path.display()));
-    }
-    super::emit(&text, false);
-    Ok(Status::Ok)
+    text
 }

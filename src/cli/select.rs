@@ -285,21 +285,17 @@ pub fn remove(args: &RemoveArgs, global: &GlobalArgs) -> Result<Status, CliError
 pub fn capabilities(args: &CapabilitiesArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     if args.grant.is_empty() && args.revoke.is_empty() {
         let cx = manage::read_context(global);
-        let doc = manager::query::capabilities(&cx, &args.name)
+        let view = manager::query::capabilities(&cx, &args.name)
             .map_err(|e| manage::failure(e, global))?;
         if global.json {
-            manage::print_json(super::json::Schema::Capabilities, &doc);
+            manage::print_json(super::json::Schema::Capabilities, &json!(view));
         } else {
-            for c in doc["capabilities"].as_array().into_iter().flatten() {
+            for c in &view.capabilities {
                 outln!(
                     "{:<26} {:<9} {}",
-                    c["id"].as_str().unwrap_or(""),
-                    if c["granted"].as_bool() == Some(true) {
-                        "granted"
-                    } else {
-                        "off"
-                    },
-                    c["risk"].as_str().unwrap_or("")
+                    c.id,
+                    if c.granted { "granted" } else { "off" },
+                    c.risk
                 );
             }
         }

@@ -212,17 +212,7 @@ fn display_file(dir: &Path, rel: &str) -> String {
 }
 
 fn finding(dir: &Path, d: &Diagnostic) -> Finding {
-    Finding {
-        check: d.check.as_str().to_string(),
-        severity: d.severity.as_str().to_string(),
-        message: d.message.clone(),
-        hint: d.hint.clone(),
-        file: display_file(dir, &d.file),
-        line: d.pos.line.max(1),
-        column: d.pos.column.max(1),
-        component: d.component.clone(),
-        value: d.value.clone(),
-    }
+    d.to_finding(display_file(dir, &d.file))
 }
 
 fn registrations_report(dir: &Path, a: &StaticAnalysis) -> RegistrationsReport {

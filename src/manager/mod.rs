@@ -14,6 +14,7 @@ pub mod consent_step;
 pub mod install;
 pub mod plan;
 pub mod query;
+pub mod views;
 
 use std::path::PathBuf;
 

@@ -3,9 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Value, json};
-
 use super::apply::{self, SelectionEdit};
+use super::views::{
+    CapabilitiesView, CapabilityRow, ConsentRecord, DependenciesView, EnvPlugin, EnvView,
+    ManifestSummary, McpServerView, MissingEnv, PythonView, ShowView,
+};
 use super::{Context, ManagerError};
 use crate::consent::capabilities;
 use crate::exit::Code;
@@ -150,39 +152,34 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
 }
 
 /// `show NAME`: the record, the manifest summary and where it is active.
-pub fn show(cx: &Context, name: &str) -> Result<Value, ManagerError> {
+pub fn show(cx: &Context, name: &str) -> Result<ShowView, ManagerError> {
     let installed = installed(cx)?;
     let p = installed
         .find(name)
         .ok_or_else(|| ManagerError::coded(Code::NotFound, format!("`{name}` is not installed")))?;
     let store = Store::open(cx.layout.store())?;
     let dir = store.path_of(&p.store_key);
-    let mut manifest = json!(null);
-    if let Ok(loaded) = package::load_dir(&dir, Mode::Runtime) {
-        match &loaded.content {
-            Content::Native(n) => {
-                if let Some(m) = &n.manifest {
-                    manifest = json!({
-                        "description": m.description.as_ref().map(|d| d.value.clone()),
-                        "provides_tools": m.provides_tools.iter().map(|t| t.value.clone()).collect::<Vec<_>>(),
-                        "provides_hooks": m.provides_hooks.iter().map(|t| t.value.clone()).collect::<Vec<_>>(),
-                        "requires_env": m.requires_env.iter().map(|e| e.name.value.clone()).collect::<Vec<_>>(),
-                        "requires_auth": m.requires_auth.iter().map(|a| a.value.clone()).collect::<Vec<_>>(),
-                        "capabilities": m.capabilities.iter().map(|c| c.value.clone()).collect::<Vec<_>>(),
-                    });
-                }
-            }
-            Content::Portable(pp) => {
-                manifest = json!({
-                    "skills": pp.skills.iter().map(|s| s.dir.clone()).collect::<Vec<_>>(),
-                    "mcp_servers": pp.mcp.servers.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
-                });
-            }
-            Content::Pip(_) => {}
-        }
-    }
+    let manifest = match package::load_dir(&dir, Mode::Runtime).map(|l| l.content) {
+        Ok(Content::Native(n)) => n.manifest.as_ref().map(|m| ManifestSummary::Native {
+            description: m.description.as_ref().map(|d| d.value.clone()),
+            provides_tools: m.provides_tools.iter().map(|t| t.value.clone()).collect(),
+            provides_hooks: m.provides_hooks.iter().map(|t| t.value.clone()).collect(),
+            requires_env: m
+                .requires_env
+                .iter()
+                .map(|e| e.name.value.clone())
+                .collect(),
+            requires_auth: m.requires_auth.iter().map(|a| a.value.clone()).collect(),
+            capabilities: m.capabilities.iter().map(|c| c.value.clone()).collect(),
+        }),
+        Ok(Content::Portable(pp)) => Some(ManifestSummary::Portable {
+            skills: pp.skills.iter().map(|s| s.dir.clone()).collect(),
+            mcp_servers: pp.mcp.servers.iter().map(|s| s.name.clone()).collect(),
+        }),
+        Ok(Content::Pip(_)) | Err(_) => None,
+    };
     let current = apply::current_doc(cx);
-    let active_in: Vec<String> = current
+    let enabled_in: Vec<String> = current
         .as_ref()
         .map(|d| {
             d.profiles
@@ -206,22 +203,27 @@ pub fn show(cx: &Context, name: &str) -> Result<Value, ManagerError> {
         .unwrap_or_default();
     let caps = capabilities(cx, &p.key)?;
     let missing = missing_env(cx, &p.store_key);
-    Ok(json!({
-        "plugin": p,
-        "store_path": dir,
-        "capabilities": caps["capabilities"],
-        "consent": caps["consent"],
-        "requires_env": { "missing": missing },
-        "status": if missing.is_empty() { None } else { Some(format!("disabled (missing: {})", missing.join(", "))) },
-        "manifest": manifest,
-        "enabled_in": active_in,
-        "dependencies": { "declared": p.requirements, "installed": locked },
-        "reviewed": p.source.reviewed,
-    }))
+    Ok(ShowView {
+        plugin: p.clone(),
+        store_path: dir,
+        capabilities: caps.capabilities,
+        consent: caps.consent,
+        status: (!missing.is_empty())
+            .then(|| format!("disabled (missing: {})", missing.join(", "))),
+        requires_env: MissingEnv { missing },
+        manifest,
+        enabled_in,
+        dependencies: DependenciesView {
+            declared: p.requirements.clone(),
+            installed: locked,
+        },
+        reviewed: p.source.reviewed,
+        audit: None,
+    })
 }
 
 /// `env [--profile P]`: what the agent needs to load the current generation (GEN-9).
-pub fn env(cx: &Context) -> Result<Value, ManagerError> {
+pub fn env(cx: &Context) -> Result<EnvView, ManagerError> {
     let Some(number) = current::current_number(&cx.layout) else {
         return Err(ManagerError::coded(
             Code::NoGeneration,
@@ -238,21 +240,21 @@ pub fn env(cx: &Context) -> Result<Value, ManagerError> {
     for key in &selection.enabled {
         let Some(p) = doc.plugin(key) else { continue };
         let path = dir.join(&p.path);
-        let mut entry = json!({
-            "key": p.key,
-            "name": p.name,
-            "kind": p.kind,
-            "format": p.format,
-            "path": path,
-            "tree": p.tree,
-            "granted_capabilities": selection.grants.get(key).cloned().unwrap_or_default(),
-            "reviewed": p.source.reviewed,
-        });
         let missing = missing_env(cx, &p.store_key);
-        if !missing.is_empty() {
-            entry["load"] = json!(false);
-            entry["missing_env"] = json!(missing);
-        }
+        let mut entry = EnvPlugin {
+            key: p.key.clone(),
+            name: p.name.clone(),
+            kind: p.kind.clone(),
+            format: p.format.clone(),
+            path: path.clone(),
+            tree: p.tree.clone(),
+            granted_capabilities: selection.grants.get(key).cloned().unwrap_or_default(),
+            reviewed: p.source.reviewed,
+            load: (!missing.is_empty()).then_some(false),
+            missing_env: (!missing.is_empty()).then_some(missing),
+            env: None,
+            mcp_servers: None,
+        };
         if p.kind == "portable" {
             let data = cx
                 .layout
@@ -263,35 +265,35 @@ pub fn env(cx: &Context) -> Result<Value, ManagerError> {
                 && let Content::Portable(pp) = &loaded.content
             {
                 for s in &pp.mcp.servers {
-                    servers.push(json!({
-                        "name": s.name,
-                        "transport": s.transport.name(),
-                        "trust": s.trust.as_str(),
-                    }));
+                    servers.push(McpServerView {
+                        name: s.name.clone(),
+                        transport: s.transport.name().to_string(),
+                        trust: s.trust.as_str().to_string(),
+                    });
                 }
             }
-            entry["env"] = json!({
-                "PLUGIN_ROOT": path,
-                "PLUGIN_DATA": data,
-            });
-            entry["mcp_servers"] = json!(servers);
+            entry.env = Some(BTreeMap::from([
+                ("PLUGIN_ROOT".to_string(), path),
+                ("PLUGIN_DATA".to_string(), data),
+            ]));
+            entry.mcp_servers = Some(servers);
         }
         plugins.push(entry);
     }
-    Ok(json!({
-        "generation": number,
-        "path": dir,
-        "profile": cx.profile,
-        "python": {
-            "executable": dir.join(&doc.python.executable),
-            "version": doc.python.version,
-            "base": doc.python.base,
+    Ok(EnvView {
+        generation: number,
+        path: dir.clone(),
+        profile: cx.profile.clone(),
+        python: PythonView {
+            executable: dir.join(&doc.python.executable),
+            version: doc.python.version.clone(),
+            base: doc.python.base.clone(),
         },
-        "core": core_of(&doc),
-        "sys_path": [dir.join(&doc.python.site_packages)],
-        "plugins": plugins,
-        "lease": dir.join("generation.json"),
-    }))
+        core: core_of(&doc),
+        sys_path: vec![dir.join(&doc.python.site_packages)],
+        plugins,
+        lease: dir.join("generation.json"),
+    })
 }
 
 /// How a generation's core is shown: `hermes-agent 0.19.0 (installed …)`, or that it was
@@ -564,7 +566,7 @@ pub fn missing_env(cx: &Context, store_key: &str) -> Vec<String> {
 
 /// `capabilities NAME`: each declared (or granted) capability with its risk and whether the
 /// profile granted it, plus the consent record.
-pub fn capabilities(cx: &Context, name: &str) -> Result<Value, ManagerError> {
+pub fn capabilities(cx: &Context, name: &str) -> Result<CapabilitiesView, ManagerError> {
     let installed = installed(cx)?;
     let p = installed
         .find(name)
@@ -575,22 +577,24 @@ pub fn capabilities(cx: &Context, name: &str) -> Result<Value, ManagerError> {
     let grants = crate::consent::capabilities::read(&text, &p.key)
         .map_err(|e| ManagerError::Refused(e.to_string()))?;
     let ids: BTreeSet<String> = declared.union(&grants.granted).cloned().collect();
-    let rows: Vec<Value> = ids
-        .iter()
-        .map(|id| {
-            json!({
-                "id": id,
-                "declared": declared.contains(id),
-                "granted": grants.granted.contains(id),
-                "risk": crate::known::capability(id).map(|c| c.risk).unwrap_or("unknown capability (ignored by Hermes)"),
+    Ok(CapabilitiesView {
+        plugin: p.key.clone(),
+        profile: cx.profile.clone(),
+        capabilities: ids
+            .iter()
+            .map(|id| CapabilityRow {
+                id: id.clone(),
+                declared: declared.contains(id),
+                granted: grants.granted.contains(id),
+                risk: crate::known::capability(id)
+                    .map(|c| c.risk)
+                    .unwrap_or("unknown capability (ignored by Hermes)"),
             })
-        })
-        .collect();
-    Ok(json!({
-        "plugin": p.key,
-        "profile": cx.profile,
-        "capabilities": rows,
-        "consent": { "hash": grants.hash, "granted_at": grants.granted_at },
-        "note": crate::consent::prompt::NOT_A_SANDBOX,
-    }))
+            .collect(),
+        consent: ConsentRecord {
+            hash: grants.hash,
+            granted_at: grants.granted_at,
+        },
+        note: crate::consent::prompt::NOT_A_SANDBOX,
+    })
 }

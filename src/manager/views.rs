@@ -1,0 +1,195 @@
+//! What the read-only queries return: typed, serialisable views (their JSON is what
+//! `show`, `env` and `capabilities` print under `--json`, following
+//! `catalog-schema/{show,env,capabilities}.schema.json`); the CLI only renders them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::state::installed::InstalledPlugin;
+
+/// `env`: what the agent needs to load the current generation (GEN-9).
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvView {
+    /// The generation number.
+    pub generation: u64,
+    /// Its directory.
+    pub path: PathBuf,
+    /// The profile.
+    pub profile: String,
+    /// The generation's interpreter.
+    pub python: PythonView,
+    /// Hermes core, as [`super::query::core_of`] shows it.
+    pub core: String,
+    /// What to append to `sys.path`.
+    pub sys_path: Vec<PathBuf>,
+    /// The profile's plugins.
+    pub plugins: Vec<EnvPlugin>,
+    /// The file to hold a shared lock on while the plugins run.
+    pub lease: PathBuf,
+}
+
+/// The interpreter of a generation.
+#[derive(Debug, Clone, Serialize)]
+pub struct PythonView {
+    /// The venv's interpreter.
+    pub executable: PathBuf,
+    /// Its version.
+    pub version: String,
+    /// The base interpreter it was made from.
+    pub base: String,
+}
+
+/// One plugin of [`EnvView`].
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvPlugin {
+    /// Its key.
+    pub key: String,
+    /// Its name.
+    pub name: String,
+    /// `native` / `portable`.
+    pub kind: String,
+    /// Manifest format.
+    pub format: String,
+    /// Its directory in the generation.
+    pub path: PathBuf,
+    /// Its tree hash (SRI).
+    pub tree: String,
+    /// Capabilities the profile granted.
+    pub granted_capabilities: Vec<String>,
+    /// Whether it went through catalog review.
+    pub reviewed: bool,
+    /// `false` when a `requires_env` variable is unset (absent: it loads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<bool>,
+    /// The `requires_env` variables that are unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_env: Option<Vec<String>>,
+    /// Portable plugins: `PLUGIN_ROOT` and `PLUGIN_DATA`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env: Option<BTreeMap<String, PathBuf>>,
+    /// Portable plugins: their MCP servers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<Vec<McpServerView>>,
+}
+
+/// An MCP server of a portable plugin.
+#[derive(Debug, Clone, Serialize)]
+pub struct McpServerView {
+    /// Its name.
+    pub name: String,
+    /// `stdio`, `http`, …
+    pub transport: String,
+    /// Its trust level.
+    pub trust: String,
+}
+
+/// `capabilities NAME`: declared and granted capabilities with their risks.
+#[derive(Debug, Clone, Serialize)]
+pub struct CapabilitiesView {
+    /// The plugin key.
+    pub plugin: String,
+    /// The profile.
+    pub profile: String,
+    /// Each capability declared or granted.
+    pub capabilities: Vec<CapabilityRow>,
+    /// The consent record.
+    pub consent: ConsentRecord,
+    /// That capabilities are not a sandbox.
+    pub note: &'static str,
+}
+
+/// One capability of [`CapabilitiesView`].
+#[derive(Debug, Clone, Serialize)]
+pub struct CapabilityRow {
+    /// Its id.
+    pub id: String,
+    /// Whether the manifest declares it.
+    pub declared: bool,
+    /// Whether the profile granted it.
+    pub granted: bool,
+    /// What it lets the plugin do.
+    pub risk: &'static str,
+}
+
+/// The `capabilities_consent` record of a profile's `config.yaml`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConsentRecord {
+    /// The declared-set hash answered.
+    pub hash: Option<String>,
+    /// When.
+    pub granted_at: Option<String>,
+}
+
+/// `show NAME`: the record, the manifest summary and where it is active.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShowView {
+    /// The installed record.
+    pub plugin: InstalledPlugin,
+    /// Its store tree.
+    pub store_path: PathBuf,
+    /// Its capabilities in the current profile.
+    pub capabilities: Vec<CapabilityRow>,
+    /// The consent record.
+    pub consent: ConsentRecord,
+    /// Its `requires_env` variables that are unset.
+    pub requires_env: MissingEnv,
+    /// `disabled (missing: …)` when one is unset.
+    pub status: Option<String>,
+    /// What the manifest declares (null when it cannot be read).
+    pub manifest: Option<ManifestSummary>,
+    /// The profiles whose current generation enables it.
+    pub enabled_in: Vec<String>,
+    /// Its Python dependencies.
+    pub dependencies: DependenciesView,
+    /// Whether it went through catalog review.
+    pub reviewed: bool,
+    /// Its audit entries (`show --audit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<Vec<crate::consent::audit::AuditEntry>>,
+}
+
+/// The unset `requires_env` variables of [`ShowView`].
+#[derive(Debug, Clone, Serialize)]
+pub struct MissingEnv {
+    /// The names.
+    pub missing: Vec<String>,
+}
+
+/// What a manifest declares, for [`ShowView`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum ManifestSummary {
+    /// A native plugin.
+    Native {
+        /// Its description.
+        description: Option<String>,
+        /// Tools it provides.
+        provides_tools: Vec<String>,
+        /// Hooks it provides.
+        provides_hooks: Vec<String>,
+        /// Variables it requires.
+        requires_env: Vec<String>,
+        /// Providers it requires sign-in with.
+        requires_auth: Vec<String>,
+        /// Capabilities it declares.
+        capabilities: Vec<String>,
+    },
+    /// A portable package.
+    Portable {
+        /// Its skills.
+        skills: Vec<String>,
+        /// Its MCP servers.
+        mcp_servers: Vec<String>,
+    },
+}
+
+/// The dependencies of [`ShowView`].
+#[derive(Debug, Clone, Serialize)]
+pub struct DependenciesView {
+    /// As the manifest declares them.
+    pub declared: Vec<String>,
+    /// What the current generation installed for them (`name version`).
+    pub installed: Vec<String>,
+}
