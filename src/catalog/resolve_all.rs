@@ -57,6 +57,56 @@ fn first_sentence(f: &Failure) -> String {
     }
 }
 
+/// An entry fetched at its pin, its requirements labelled by the entry's name (which reviewers
+/// know); the stage (`fetch`, `manifest`) and reason when that fails.
+fn entry_input(
+    entry: &Entry,
+    checkout: &Path,
+    git_cache: &Path,
+) -> Result<PluginInput, (&'static str, String)> {
+    git::checkout_sha_cached(&entry.repo, &entry.sha, git_cache, checkout, &mut |_, _| {})
+        .map_err(|e| ("fetch", e.to_string()))?;
+    let dir = source::contained_subdir(checkout, entry.subdir.as_deref())
+        .map_err(|e| ("fetch", e.to_string()))?;
+    let mut input = inputs::plugin_from_dir(&dir).map_err(|e| ("manifest", e.to_string()))?;
+    input.name = entry.name.clone();
+    for r in &mut input.requirements {
+        r.source = inputs::Source::Plugin(entry.name.clone());
+    }
+    Ok(input)
+}
+
+/// A conflicting pair `(j, k)` of `all`, whose members each resolve alone while all of them
+/// together do not: the smallest `k` with `all[..=k]` failing, then the smallest `j < k` with
+/// `all[..=j] + all[k]` failing — O(log n) resolutions each.
+fn bisect(
+    all: &[PluginInput],
+    fails: &mut dyn FnMut(&[PluginInput]) -> Result<bool, Failure>,
+) -> Result<(usize, usize), Failure> {
+    let (mut lo, mut hi) = (1usize, all.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if fails(&all[..=mid])? {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let k = lo;
+    let (mut lo, mut hi) = (0usize, k - 1);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        let mut set: Vec<PluginInput> = all[..=mid].to_vec();
+        set.push(all[k].clone());
+        if fails(&set)? {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Ok((lo, k))
+}
+
 /// Resolves every entry. `base` gives core, interpreter, index and quarantine; `git_cache`
 /// holds bare repositories reused across runs; `scratch` is an empty directory for the
 /// checkouts. Environment failures of the resolver are errors.
@@ -101,39 +151,11 @@ pub fn resolve_all(
             reason: None,
             packages: 0,
         };
-        let checkout = scratch.join(format!("{i}"));
-        let fetched = git::checkout_sha_cached(
-            &entry.repo,
-            &entry.sha,
-            git_cache,
-            &checkout,
-            &mut |_, _| {},
-        )
-        .map_err(|e| e.to_string())
-        .and_then(|_| {
-            source::contained_subdir(&checkout, entry.subdir.as_deref()).map_err(|e| e.to_string())
-        });
-        let dir = match fetched {
-            Ok(d) => d,
-            Err(e) => {
-                result.stage = Some("fetch");
-                result.reason = Some(e);
-                results.push(result);
-                continue;
-            }
-        };
-        let input = match inputs::plugin_from_dir(&dir) {
-            Ok(mut p) => {
-                // Label requirements by the catalog name, which reviewers know.
-                p.name = entry.name.clone();
-                for r in &mut p.requirements {
-                    r.source = inputs::Source::Plugin(entry.name.clone());
-                }
-                p
-            }
-            Err(e) => {
-                result.stage = Some("manifest");
-                result.reason = Some(e.to_string());
+        let input = match entry_input(entry, &scratch.join(format!("{i}")), git_cache) {
+            Ok(input) => input,
+            Err((stage, reason)) => {
+                result.stage = Some(stage);
+                result.reason = Some(reason);
                 results.push(result);
                 continue;
             }
@@ -180,30 +202,7 @@ pub fn resolve_all(
                 Err(_) => Ok(true),
             }
         };
-        // Smallest k with pool[0..=k] failing (each alone resolves, so k >= 1).
-        let (mut lo, mut hi) = (1usize, pool.len() - 1);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if fails(&all[..=mid])? {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        let k = lo;
-        // Smallest j < k with pool[0..=j] + pool[k] failing.
-        let (mut lo, mut hi) = (0usize, k - 1);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let mut set: Vec<PluginInput> = all[..=mid].to_vec();
-            set.push(all[k].clone());
-            if fails(&set)? {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        let j = lo;
+        let (j, k) = bisect(&all, &mut fails)?;
         let (ki, kname) = (pool[k].0, pool[k].1.name.clone());
         let (ji, jname) = (pool[j].0, pool[j].1.name.clone());
         // The pair's own explanation, when the two alone already conflict.

@@ -102,11 +102,13 @@ fn hash_strategy(pins: &[Pin]) -> HashStrategy {
     }
 }
 
-async fn install_async(request: InstallRequest) -> Result<Installed, EngineError> {
-    let hasher = hash_strategy(&request.pins);
-    // When every pin is a wheel, each is admitted first (super::wheels) and uv installs from a
-    // directory holding exactly the admitted files; otherwise (an sdist must be built) uv
-    // fetches from the configured indexes as `uv pip sync` does.
+/// Where the packages come from: when every pin is a wheel, each is admitted first
+/// ([`super::wheels`]) and uv installs from directories holding exactly the admitted files;
+/// otherwise (an sdist must be built) from the configured indexes, as `uv pip sync` does.
+async fn sources(
+    request: &InstallRequest,
+    hasher: &HashStrategy,
+) -> Result<IndexConfig, EngineError> {
     let wheel_pins: Option<Vec<super::wheels::WheelPin>> = request
         .pins
         .iter()
@@ -121,26 +123,30 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
                 })
         })
         .collect();
-    let admitted = match wheel_pins.filter(|w| !w.is_empty()) {
-        Some(pins) => Some(
-            super::wheels::admit(&pins, &request.wheel_cache, &request.wheel_limits, || {
-                Session::open(&request.python, &request.cache_dir, &request.index, &hasher)
+    match wheel_pins.filter(|w| !w.is_empty()) {
+        Some(pins) => {
+            let dirs =
+                super::wheels::admit(&pins, &request.wheel_cache, &request.wheel_limits, || {
+                    Session::open(&request.python, &request.cache_dir, &request.index, hasher)
+                })
+                .await?;
+            Ok(IndexConfig {
+                index_url: None,
+                extra_index_urls: Vec::new(),
+                find_links: dirs.iter().map(|d| d.display().to_string()).collect(),
+                native_tls: false,
             })
-            .await?,
-        ),
-        None => None,
-    };
-    let index = match &admitted {
-        Some(dirs) => IndexConfig {
-            index_url: None,
-            extra_index_urls: Vec::new(),
-            find_links: dirs.iter().map(|d| d.display().to_string()).collect(),
-            native_tls: false,
-        },
-        None => request.index.clone(),
-    };
-    let session = Session::open(&request.python, &request.cache_dir, &index, &hasher).await?;
-    let venv = uv_virtualenv::create_venv(
+        }
+        None => Ok(request.index.clone()),
+    }
+}
+
+/// The relocatable virtualenv, created for the session's interpreter.
+fn create_venv(
+    request: &InstallRequest,
+    session: &Session,
+) -> Result<uv_python::PythonEnvironment, EngineError> {
+    uv_virtualenv::create_venv(
         &request.venv,
         session.interpreter.clone(),
         Prompt::Static("hermes-plugins".to_string()),
@@ -157,39 +163,12 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
             message: format!("cannot create the virtualenv {}", request.venv.display()),
             causes,
         }
-    })?;
-    let site_packages_dir = venv
-        .site_packages()
-        .next()
-        .map(|p| p.to_path_buf())
-        .ok_or_else(|| EngineError::Other("the new virtualenv has no site-packages".into()))?;
-    let python_version = format!(
-        "{}.{}",
-        session.interpreter.python_major(),
-        session.interpreter.python_minor()
-    );
-    let venv_python = venv.python_executable().to_path_buf();
-    let base_python = session.interpreter.sys_executable().to_path_buf();
-    let mut packages: Vec<String> = request
-        .pins
-        .iter()
-        .map(|p| format!("{}=={}", p.name, p.version))
-        .collect();
-    packages.sort();
-    if request.pins.is_empty() {
-        return Ok(Installed {
-            packages,
-            downloaded: 0,
-            site_packages: site_packages_dir,
-            python: venv_python,
-            python_version,
-            base_python,
-        });
-    }
+    })
+}
 
-    let requirements = request
-        .pins
-        .iter()
+/// Each pin as an exact registry requirement.
+fn locked_requirements(pins: &[Pin]) -> Vec<uv_distribution_types::Requirement> {
+    pins.iter()
         .map(|pin| uv_distribution_types::Requirement {
             name: pin.name.clone(),
             extras: Box::new([]),
@@ -204,7 +183,52 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
             },
             origin: None,
         })
-        .collect::<Vec<_>>();
+        .collect()
+}
+
+async fn install_async(request: InstallRequest) -> Result<Installed, EngineError> {
+    let hasher = hash_strategy(&request.pins);
+    let index = sources(&request, &hasher).await?;
+    let session = Session::open(&request.python, &request.cache_dir, &index, &hasher).await?;
+    let venv = create_venv(&request, &session)?;
+    let site_packages_dir = venv
+        .site_packages()
+        .next()
+        .map(|p| p.to_path_buf())
+        .ok_or_else(|| EngineError::Other("the new virtualenv has no site-packages".into()))?;
+    let mut packages: Vec<String> = request
+        .pins
+        .iter()
+        .map(|p| format!("{}=={}", p.name, p.version))
+        .collect();
+    packages.sort();
+    let mut installed = Installed {
+        packages,
+        downloaded: 0,
+        site_packages: site_packages_dir,
+        python: venv.python_executable().to_path_buf(),
+        python_version: format!(
+            "{}.{}",
+            session.interpreter.python_major(),
+            session.interpreter.python_minor()
+        ),
+        base_python: session.interpreter.sys_executable().to_path_buf(),
+    };
+    if !request.pins.is_empty() {
+        installed.downloaded = install_locked(&request, &session, &venv, &hasher).await?;
+    }
+    Ok(installed)
+}
+
+/// Resolves the pins again with dependencies off (each `name==version` to the file uv would
+/// pick, its hash checked), then downloads or links and installs them; returns how many came
+/// from the network.
+async fn install_locked(
+    request: &InstallRequest,
+    session: &Session,
+    venv: &uv_python::PythonEnvironment,
+    hasher: &HashStrategy,
+) -> Result<usize, EngineError> {
     let state = SharedState::default();
     let in_memory_index = state.index().clone();
     let dispatch = session.dispatch(state, ExcludeNewer::default());
@@ -220,10 +244,10 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
         .resolve(
             &dispatch,
             &in_memory_index,
-            (requirements, Vec::new()),
+            (locked_requirements(&request.pins), Vec::new()),
             Preferences::default(),
             options,
-            &hasher,
+            hasher,
         )
         .await
         .map_err(|e| match e {
@@ -236,21 +260,21 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
         })?;
 
     let site_packages =
-        SitePackages::from_environment(&venv).map_err(|e| EngineError::failed(e.as_ref()))?;
+        SitePackages::from_environment(venv).map_err(|e| EngineError::failed(e.as_ref()))?;
     let plan = Planner::new(&resolution)
         .build(
             site_packages,
             InstallationStrategy::Permissive,
             &Reinstall::None,
             &session.build_options,
-            &hasher,
+            hasher,
             &session.index_locations,
             &Default::default(),
             &Default::default(),
             &Default::default(),
             &Default::default(),
             &session.cache,
-            &venv,
+            venv,
             &session.tags,
         )
         .map_err(|e| EngineError::failed(e.as_ref()))?;
@@ -261,7 +285,7 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
         let preparer = Preparer::new(
             &session.cache,
             &session.tags,
-            &hasher,
+            hasher,
             &session.build_options,
             DistributionDatabase::new(
                 &session.client,
@@ -276,20 +300,13 @@ async fn install_async(request: InstallRequest) -> Result<Installed, EngineError
     };
     let installs: Vec<_> = wheels.into_iter().chain(plan.cached).collect();
     if !installs.is_empty() {
-        Installer::new(&venv, Preview::default())
+        Installer::new(venv, Preview::default())
             .with_cache(&session.cache)
             .with_installer_name(Some("hermes-plugins".to_string()))
             .install_blocking(installs)
             .map_err(|e| EngineError::failed(e.as_ref()))?;
     }
-    Ok(Installed {
-        packages,
-        downloaded,
-        site_packages: site_packages_dir,
-        python: venv_python,
-        python_version,
-        base_python,
-    })
+    Ok(downloaded)
 }
 
 /// The `site-packages` directory of a venv made for `python_version` (`3.11`), relative to the

@@ -210,6 +210,53 @@ pub fn surface(
     Ok(diffs)
 }
 
+/// What a plugin's recorded grants count for now.
+struct Standing {
+    /// Granted before this change.
+    before: BTreeSet<String>,
+    /// The declared-set hash answered before.
+    hash: Option<String>,
+    /// Whether the record was given to another source (then it counts for nothing).
+    another_source: bool,
+}
+
+/// The recorded grants of `key`, unless they were given to a plugin from another source than
+/// `origin`: those do not carry over (revoked, audited, asked again).
+fn standing(
+    profile: &str,
+    key: &str,
+    origin: &str,
+    recorded: capabilities::Grants,
+    feedback: &mut dyn Feedback,
+    decisions: &mut Decisions,
+) -> Standing {
+    if !recorded.for_another_source(origin) {
+        return Standing {
+            before: recorded.granted,
+            hash: recorded.hash,
+            another_source: false,
+        };
+    }
+    if !recorded.granted.is_empty() {
+        decisions.audit.push(entry(
+            profile,
+            key,
+            "revoke",
+            recorded.granted.iter().cloned().collect(),
+            "source changed",
+        ));
+        feedback.note(&format!(
+            "`{key}` now comes from {origin}; what was granted to it from {} is asked again",
+            recorded.source.as_deref().unwrap_or_default()
+        ));
+    }
+    Standing {
+        before: BTreeSet::new(),
+        hash: None,
+        another_source: true,
+    }
+}
+
 /// Capability consent for one plugin (from `origin`, see [`grant_origin`]) in one profile;
 /// returns the new config text (or the same text when nothing changes).
 #[allow(clippy::too_many_arguments)]
@@ -228,27 +275,12 @@ pub fn capabilities_for(
 ) -> Result<(String, BTreeSet<String>), ManagerError> {
     let edit_err = |e: crate::state::config_edit::EditError| ManagerError::Refused(e.to_string());
     let recorded = capabilities::read(text, key).map_err(edit_err)?;
-    let another_source = recorded.for_another_source(origin);
     let source_changed = recorded.source.as_deref() != Some(origin);
-    // Grants given to this key from another source do not carry over: asked again.
-    let (before, hash) = if another_source {
-        if !recorded.granted.is_empty() {
-            decisions.audit.push(entry(
-                profile,
-                key,
-                "revoke",
-                recorded.granted.iter().cloned().collect(),
-                "source changed",
-            ));
-            feedback.note(&format!(
-                "`{key}` now comes from {origin}; what was granted to it from {} is asked again",
-                recorded.source.as_deref().unwrap_or_default()
-            ));
-        }
-        (BTreeSet::new(), None)
-    } else {
-        (recorded.granted, recorded.hash)
-    };
+    let Standing {
+        before,
+        hash,
+        another_source,
+    } = standing(profile, key, origin, recorded, feedback, decisions);
     let added_by_update = if another_source {
         None
     } else {

@@ -77,8 +77,8 @@ fn validate(
             p.project.as_deref().unwrap_or("a Python project")
         )));
     }
-    let outcome = check::run(&loaded, &check::Context::default())
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let outcome =
+        check::run(&loaded, &check::Context::default()).map_err(ManagerError::environment)?;
     let dangerous = outcome
         .analysis
         .as_ref()
@@ -313,8 +313,7 @@ fn store(cx: &Context, prepared: Prepared) -> Result<(InstalledPlugin, Vec<Strin
 /// Refuses a key whose Hermes module name another installed plugin already has (`a-b` and
 /// `a_b` both import as `hermes_plugins.a_b`).
 fn refuse_module_clash(cx: &Context, key: &str) -> Result<(), ManagerError> {
-    let installed = Installed::read(&cx.layout.installed())
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let installed = Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?;
     let module = crate::known::module_name(key);
     match installed
         .plugins
@@ -378,8 +377,8 @@ pub fn install(
             requires_auth.join(", ")
         ));
     }
-    let mut installed = Installed::read(&cx.layout.installed())
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let mut installed =
+        Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?;
     let key = plugin.key.clone();
     let active = is_active(cx, &key);
     if active && request.deps == DepsConsent::No {
@@ -524,8 +523,7 @@ pub fn update(
     } = request;
     let (dry_run, yes, allow_removed) = (*dry_run, *yes, *allow_removed);
     // Fetch first, without the writer lock; then take it and check nothing moved meanwhile.
-    let snapshot = Installed::read(&cx.layout.installed())
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let snapshot = Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?;
     let keys: Vec<String> = if names.is_empty() {
         snapshot.plugins.keys().cloned().collect()
     } else {
@@ -563,8 +561,8 @@ pub fn update(
         fetched.push((key, old, prepared));
     }
     let _lock = super::begin_writing(cx, "update", feedback)?;
-    let mut installed = Installed::read(&cx.layout.installed())
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let mut installed =
+        Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?;
     let mut changed = false;
     for (key, old, prepared) in fetched {
         if installed.plugins.get(&key) != Some(&old) {
@@ -665,8 +663,8 @@ pub fn remove(
     prompter: &mut dyn Prompter,
     feedback: &mut dyn Feedback,
 ) -> Result<Applied, ManagerError> {
-    let mut installed = Installed::read(&cx.layout.installed())
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let mut installed =
+        Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?;
     let key = installed
         .find(name)
         .map(|p| p.key.clone())
@@ -674,7 +672,7 @@ pub fn remove(
     let plugin_name = installed.plugins.get(&key).map(|p| p.name.clone());
     installed.plugins.remove(&key);
     let (profiles, _) = crate::state::profiles::read_profiles(&cx.layout.home)
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+        .map_err(ManagerError::environment)?;
     let mut edits = Vec::new();
     // Every profile forgets it — its selection and every grant, wherever they are.
     for p in profiles {

@@ -155,6 +155,16 @@ impl ManagerError {
         ManagerError::Coded(code, message.into())
     }
 
+    /// An environment failure (exit 3): `error` in its own words, with what caused it.
+    pub fn environment(error: impl std::error::Error + 'static) -> ManagerError {
+        let mut layers = crate::exit::layers(&error).into_iter();
+        ManagerError::Caused {
+            code: Code::Environment,
+            message: layers.next().unwrap_or_else(|| error.to_string()),
+            causes: layers.collect(),
+        }
+    }
+
     /// A failure with `code`, caused by `error` (and what caused it).
     pub fn caused(
         code: Code,

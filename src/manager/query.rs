@@ -23,7 +23,7 @@ use crate::state::profiles;
 use crate::store::Store;
 
 fn installed(cx: &Context) -> Result<Installed, ManagerError> {
-    Installed::read(&cx.layout.installed()).map_err(|e| ManagerError::Environment(e.to_string()))
+    Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)
 }
 
 /// One row of `list`.
@@ -63,8 +63,8 @@ fn counts(store: &Store, store_key: &str) -> (usize, usize) {
 /// `list`: installed plugins with their status per profile.
 pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerError> {
     let installed = installed(cx)?;
-    let (profiles, _) = profiles::read_profiles(&cx.layout.home)
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let (profiles, _) =
+        profiles::read_profiles(&cx.layout.home).map_err(ManagerError::environment)?;
     let current = apply::current_doc(cx);
     let store = Store::open(cx.layout.store())?;
     let mut rows = Vec::new();
@@ -234,7 +234,7 @@ pub fn env(cx: &Context) -> Result<EnvView, ManagerError> {
         ));
     };
     let dir = cx.layout.generation(number);
-    let doc = GenerationDoc::read(&dir).map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let doc = GenerationDoc::read(&dir).map_err(ManagerError::environment)?;
     let selection = doc.profiles.get(&cx.profile).cloned().unwrap_or_default();
     let mut plugins = Vec::new();
     for key in &selection.enabled {
@@ -259,7 +259,7 @@ pub fn env(cx: &Context) -> Result<EnvView, ManagerError> {
             let data = cx
                 .layout
                 .plugin_data(&p.key)
-                .map_err(|e| ManagerError::Environment(e.to_string()))?;
+                .map_err(ManagerError::environment)?;
             let mut servers = Vec::new();
             if let Ok(loaded) = package::load_dir(&path, Mode::Runtime)
                 && let Content::Portable(pp) = &loaded.content
@@ -375,8 +375,8 @@ pub fn verify(cx: &Context) -> Result<(u64, Vec<Problem>), ManagerError> {
 pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), ManagerError> {
     let current = current::current_number(&cx.layout)
         .ok_or_else(|| ManagerError::coded(Code::NoGeneration, "no generation is published yet"))?;
-    let current_doc = GenerationDoc::read(&cx.layout.generation(current))
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let current_doc =
+        GenerationDoc::read(&cx.layout.generation(current)).map_err(ManagerError::environment)?;
     let target = match target {
         Some(n) => n,
         None => current_doc.parent.ok_or_else(|| {
@@ -393,8 +393,8 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
         )
     })?;
     // Selections as recorded in the target.
-    let (profiles, _) = profiles::read_profiles(&cx.layout.home)
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let (profiles, _) =
+        profiles::read_profiles(&cx.layout.home).map_err(ManagerError::environment)?;
     let mut edits: Vec<(std::path::PathBuf, String)> = Vec::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
     for p in &profiles {

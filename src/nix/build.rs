@@ -164,6 +164,17 @@ pub fn build(req: &BuildRequest) -> Result<GenerationDoc, BuildError> {
 }
 
 fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError> {
+    let plugins = store_plugins(req, root)?;
+    let (installed, lock) = build_venv(req, root)?;
+    let doc = document(req, root, plugins, &installed, lock);
+    let path = root.join("generation.json");
+    std::fs::write(&path, doc.to_json()).map_err(|e| io(&path, e))?;
+    Ok(doc)
+}
+
+/// Every pinned plugin verified, stored under its content address inside the generation, and
+/// linked as `plugins/<key>`.
+fn store_plugins(req: &BuildRequest, root: &Path) -> Result<Vec<GenPlugin>, BuildError> {
     // Plugins: verified, then stored under their content address inside the generation.
     let store = Store::open(root.join("store")).map_err(|e| io(root, e))?;
     let mut plugins = Vec::new();
@@ -237,8 +248,14 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
                 .unwrap_or_default(),
         });
     }
+    Ok(plugins)
+}
 
-    // The venv: exactly the lock's packages, from the wheel directory only.
+/// The venv: exactly the lock's packages, from the wheel directory only.
+fn build_venv(
+    req: &BuildRequest,
+    root: &Path,
+) -> Result<(install::Installed, Option<Lock>), BuildError> {
     let cache = tempfile::Builder::new()
         .prefix("hermes-plugins-build-cache-")
         .tempdir()
@@ -279,6 +296,18 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
         wheel_limits: crate::generation::wheels::WheelLimits::default(),
     })
     .map_err(|e| BuildError::Install(e.to_string()))?;
+    Ok((installed, lock))
+}
+
+/// `generation.json` of the built generation (number 1, the `default` profile enabling every
+/// plugin).
+fn document(
+    req: &BuildRequest,
+    root: &Path,
+    plugins: Vec<GenPlugin>,
+    installed: &install::Installed,
+    lock: Option<Lock>,
+) -> GenerationDoc {
     let rel = |p: &Path| {
         p.strip_prefix(root)
             .map(|r| r.display().to_string())
@@ -297,7 +326,7 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
     };
     let lock = lock.unwrap_or_else(|| empty_lock(&installed.python_version));
     let keys: Vec<String> = plugins.iter().map(|p| p.key.clone()).collect();
-    let doc = GenerationDoc {
+    GenerationDoc {
         format: GENERATION_FORMAT,
         number: 1,
         parent: None,
@@ -324,8 +353,5 @@ fn assemble(req: &BuildRequest, root: &Path) -> Result<GenerationDoc, BuildError
             },
         )]),
         lock,
-    };
-    let path = root.join("generation.json");
-    std::fs::write(&path, doc.to_json()).map_err(|e| io(&path, e))?;
-    Ok(doc)
+    }
 }

@@ -175,6 +175,38 @@ fn external_inputs(
         .collect()
 }
 
+/// What a plan's hash covers besides its items: the inputs digest and every resolved package
+/// (a new release on the index changes the plan).
+fn planned_environment(digest: &str, lock: &crate::resolve::lock::Lock) -> String {
+    let packages: Vec<String> = lock
+        .packages
+        .iter()
+        .map(|p| format!("{}=={}", p.name, p.version))
+        .collect();
+    format!("{digest} {}", packages.join(","))
+}
+
+/// `--ignore-requires-hermes` decisions, recorded with each plugin (the core version).
+fn record_overrides(installed: &mut Installed, overridden: Vec<(String, String)>) {
+    for (key, version) in overridden {
+        if let Some(p) = installed.plugins.get_mut(&key) {
+            p.requires_hermes_ignored_for = Some(version);
+        }
+    }
+}
+
+/// What a change with unchanged inputs returns: the user files changed, `current` did not.
+fn unpublished(previous: Option<u64>, plugins: Vec<String>) -> Applied {
+    Applied {
+        generation: previous,
+        previous,
+        published: false,
+        changes: Vec::new(),
+        plugins,
+        plan: None,
+    }
+}
+
 /// What a dry run returns: nothing published, the plan beside.
 fn planned(
     previous: Option<u64>,
@@ -212,8 +244,7 @@ pub fn apply(
     }
     let mut installed = match &change.installed {
         Some(i) => i.clone(),
-        None => Installed::read(&cx.layout.installed())
-            .map_err(|e| ManagerError::Environment(e.to_string()))?,
+        None => Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?,
     };
     let current = current_doc(cx);
     let previous = crate::generation::current::current_number(&cx.layout);
@@ -252,11 +283,7 @@ pub fn apply(
         &mut decisions.audit,
     )?;
     if !overridden.is_empty() {
-        for (key, version) in overridden {
-            if let Some(p) = installed.plugins.get_mut(&key) {
-                p.requires_hermes_ignored_for = Some(version);
-            }
-        }
+        record_overrides(&mut installed, overridden);
         change.installed = Some(installed);
     }
 
@@ -287,14 +314,7 @@ pub fn apply(
             decisions: &decisions,
         };
         publish::edit_only(cx, &files, previous)?;
-        return Ok(Applied {
-            generation: previous,
-            previous,
-            published: false,
-            changes: Vec::new(),
-            plugins: keys,
-            plan: None,
-        });
+        return Ok(unpublished(previous, keys));
     }
 
     // 5. Resolution.
@@ -313,20 +333,9 @@ pub fn apply(
         &mut decisions,
     )?;
     if planning {
-        // The plan covers the packages too: a new release on the index changes its hash.
-        let environment = format!(
-            "{digest} {}",
-            resolved
-                .lock
-                .packages
-                .iter()
-                .map(|p| format!("{}=={}", p.name, p.version))
-                .collect::<Vec<_>>()
-                .join(",")
-        );
         let plan = Plan::new(
             &change.operation,
-            &environment,
+            &planned_environment(&digest, &resolved.lock),
             decisions.plan.take().unwrap_or_default(),
         );
         let changes = digest::lock_changes(current.as_ref(), &resolved.lock);

@@ -67,8 +67,8 @@ pub(super) fn select(
     installed: &Installed,
     feedback: &mut dyn Feedback,
 ) -> Result<Selected, ManagerError> {
-    let (read, warnings) = profiles::read_profiles(&cx.layout.home)
-        .map_err(|e| ManagerError::Environment(e.to_string()))?;
+    let (read, warnings) =
+        profiles::read_profiles(&cx.layout.home).map_err(ManagerError::environment)?;
     for w in warnings {
         feedback.note(&format!("skipping a profile: {w}"));
     }
