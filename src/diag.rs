@@ -172,6 +172,83 @@ checks! {
     HermesExtension => "hermes-extension", "VAL-P4", Error,
         "The com.nousresearch.hermes extension is valid",
         "extensions.\"com.nousresearch.hermes\".servers.<name> must name an mcp.json server and may set trust (untrusted|full), app, requires and liveness.";
+    CatalogYaml => "catalog-yaml", "CAT-1", Error,
+        "Catalog files are readable YAML mappings",
+        "Each catalog file is UTF-8 text of at most 1 MiB holding exactly one YAML document whose top level is a mapping. A key written twice keeps its last value and is reported as a warning.";
+    CatalogEntryField => "catalog-entry-field", "CAT-1", Error,
+        "Catalog entry fields are present and well-formed",
+        "name ([a-z0-9_-]{1,64}), repo (an https:// URL without credentials, query, fragment, whitespace or control characters), sha (40 lowercase hex) and maintainer (non-empty) are required. subdir is [A-Za-z0-9._/-]+ without empty, `.` or `..` segments and not absolute; tier is official or community; platforms are linux, macos, windows; docs_url, image and screenshots (at most 6) are https URLs; capabilities maps provides_tools, provides_hooks, provides_middleware and requires_env to lists of strings; tags, known_issues and requires_plugins are lists of strings; every other field is a string.";
+    CatalogUnknownKey => "catalog-unknown-key", "CAT-1", Warning,
+        "Catalog files use only known keys",
+        "Keys CAT-1 does not define are ignored; they are usually misspellings of a known key (check the suggestion).";
+    CatalogEntryFilename => "catalog-entry-filename", "CAT-1", Warning,
+        "An entry lives in <name>.yaml",
+        "One file per entry, named after the entry, so that `install NAME` finds it directly and reviewers see renames.";
+    CatalogRequiresHermes => "catalog-requires-hermes", "CAT-1", Error,
+        "requires_hermes is a valid version constraint",
+        "requires_hermes is a comma-separated list of comparator clauses such as `>=0.19, <1.0`. Hermes versions are 0.x.y: a date-like (CalVer) floor can never match.";
+    CatalogRemovedFile => "catalog-removed-file", "SRC-4", Error,
+        "removed.yaml is a well-formed kill list",
+        "removed.yaml holds `removed:`, a list of mappings with name (required, [a-z0-9_-]{1,64}), repo (a repository URL), reason (a string) and date (YYYY-MM-DD). Install, update and enable refuse listed plugins.";
+    CatalogDuplicateName => "catalog-duplicate-name", "CAT-2", Error,
+        "Entry names are unique",
+        "Two entries with the same name make `install NAME` ambiguous. Rename one or delete the duplicate.";
+    CatalogDuplicateRepo => "catalog-duplicate-repo", "CAT-2", Error,
+        "Each repository and subdirectory is listed once",
+        "Repositories are compared after normalisation (scheme, www., user, .git and case ignored). Entries of the same repository are fine when their subdir differs.";
+    CatalogRequiresPlugins => "catalog-requires-plugins", "CAT-2", Error,
+        "requires_plugins is satisfiable within the catalog",
+        "Every name in requires_plugins must be another entry of the same catalog, so that installing the entry can install what it needs.";
+    CatalogEntryRemoved => "catalog-entry-removed", "SRC-4", Error,
+        "No entry is on the kill list",
+        "An entry whose name or (normalised) repository is listed in removed.yaml would be refused at install; remove the entry or take it off the kill list.";
+    CatalogCapabilitiesMismatch => "catalog-capabilities-mismatch", "CAT-3", Error,
+        "The entry's capabilities block matches the package",
+        "List exactly the tools, hooks, middleware and required environment variables the package provides.";
+    CatalogNameMismatch => "catalog-name-mismatch", "CAT-3", Warning,
+        "The entry is named like the package",
+        "Use the package's manifest name as the entry name.";
+}
+
+/// Which tool a check belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// `validate`: rules on a plugin package.
+    Package,
+    /// `catalog check`: rules on catalog files and between entries.
+    Catalog,
+    /// `catalog review`: an entry against the package it pins.
+    Review,
+}
+
+impl CheckId {
+    /// Which tool reports this check.
+    pub fn family(self) -> Family {
+        match self {
+            CheckId::CatalogCapabilitiesMismatch | CheckId::CatalogNameMismatch => Family::Review,
+            c if c.as_str().starts_with("catalog-") => Family::Catalog,
+            _ => Family::Package,
+        }
+    }
+
+    /// The checks of one tool, in documentation order.
+    pub fn of(family: Family) -> impl Iterator<Item = CheckId> {
+        CheckId::ALL
+            .iter()
+            .copied()
+            .filter(move |c| c.family() == family)
+    }
+
+    /// This check as a rule description, for renderers that list rules (SARIF).
+    pub fn rule(self) -> crate::report::Rule {
+        crate::report::Rule {
+            id: self.as_str(),
+            spec: self.spec(),
+            title: self.title(),
+            help: self.help(),
+            default_severity: self.default_severity().as_str(),
+        }
+    }
 }
 
 impl fmt::Display for CheckId {

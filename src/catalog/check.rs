@@ -270,6 +270,7 @@ fn cross_entry(entries: &mut [(PathBuf, Option<Entry>, Vec<CatalogFinding>)], ki
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diag::CheckId;
 
     const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
@@ -303,7 +304,7 @@ mod tests {
             &entry("c", "git@github.com:o/mono", "subdir: plugins/a\n"),
         );
         let outcome = check(&[d.to_path_buf()]);
-        let checks: Vec<Vec<&str>> = outcome
+        let checks: Vec<Vec<CheckId>> = outcome
             .entries
             .iter()
             .map(|(_, _, f)| f.iter().map(|f| f.check).collect())

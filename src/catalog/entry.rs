@@ -583,6 +583,7 @@ fn capabilities(sink: &mut Sink<'_>, node: &Node) -> Option<EntryCapabilities> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diag::CheckId;
 
     fn load_text(name: &str, text: &str) -> (Option<Entry>, Vec<CatalogFinding>) {
         let dir = tempfile::tempdir().unwrap();
@@ -657,7 +658,7 @@ mod tests {
                 "name: kit\nname: kit\nrepo: https://github.com/o/kit\nsha: {SHA}\nmaintainer: o\ndescripton: x\n"
             ),
         );
-        let got: Vec<(&str, u32)> = findings.iter().map(|f| (f.check, f.line)).collect();
+        let got: Vec<(CheckId, u32)> = findings.iter().map(|f| (f.check, f.line)).collect();
         assert_eq!(got, [(finding::YAML, 2), (finding::UNKNOWN_KEY, 6)]);
         assert!(
             findings[1]

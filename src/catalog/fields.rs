@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::finding::{self, CatalogFinding};
-use crate::diag::did_you_mean;
+use crate::diag::{CheckId, did_you_mean};
 use crate::located::{Dialect, Entry as MapEntry, Limits, Node, Pos, Value, yaml};
 
 /// Largest catalog file read (1 MiB).
@@ -31,30 +31,20 @@ impl<'a> Sink<'a> {
         }
     }
 
-    pub fn error(
-        &mut self,
-        check: &'static str,
-        pos: Pos,
-        message: impl Into<String>,
-    ) -> Builder<'_> {
+    pub fn error(&mut self, check: CheckId, pos: Pos, message: impl Into<String>) -> Builder<'_> {
         self.out
             .push(CatalogFinding::error(check, self.file, pos, message));
         Builder(self.out.last_mut().expect("just pushed"))
     }
 
-    pub fn warning(
-        &mut self,
-        check: &'static str,
-        pos: Pos,
-        message: impl Into<String>,
-    ) -> Builder<'_> {
+    pub fn warning(&mut self, check: CheckId, pos: Pos, message: impl Into<String>) -> Builder<'_> {
         self.out
             .push(CatalogFinding::warning(check, self.file, pos, message));
         Builder(self.out.last_mut().expect("just pushed"))
     }
 
     /// Reports a value of the wrong type, naming the expected one.
-    pub fn wrong_type(&mut self, check: &'static str, field: &str, node: &Node, expected: &str) {
+    pub fn wrong_type(&mut self, check: CheckId, field: &str, node: &Node, expected: &str) {
         let found = node.type_name(Dialect::Yaml);
         let hint = match &node.value {
             Value::Null => format!("Give `{field}` a value ({expected}), or remove the key."),
@@ -75,12 +65,7 @@ impl<'a> Sink<'a> {
     }
 
     /// The string value of `node`, or a type error.
-    pub fn string<'n>(
-        &mut self,
-        check: &'static str,
-        field: &str,
-        node: &'n Node,
-    ) -> Option<&'n str> {
+    pub fn string<'n>(&mut self, check: CheckId, field: &str, node: &'n Node) -> Option<&'n str> {
         match node.as_str() {
             Some(s) => Some(s),
             None => {
@@ -92,12 +77,7 @@ impl<'a> Sink<'a> {
 
     /// The items of a list of non-empty strings with their positions, or type errors (bad
     /// items are reported and skipped).
-    pub fn string_list(
-        &mut self,
-        check: &'static str,
-        field: &str,
-        node: &Node,
-    ) -> Vec<(String, Pos)> {
+    pub fn string_list(&mut self, check: CheckId, field: &str, node: &Node) -> Vec<(String, Pos)> {
         let Some(items) = node.as_seq() else {
             self.wrong_type(check, field, node, "a list of strings");
             return Vec::new();

@@ -1,36 +1,37 @@
-//! What a catalog check found: a located finding with a stable check id, and the table of
-//! catalog check ids (for SARIF rule lists and documentation).
+//! What a catalog check found: a located finding with a stable check id. The ids are rows of
+//! the one check table ([`crate::diag::CheckId`], family [`Family::Catalog`]); the constants
+//! here name them for the catalog code.
 
 use std::path::{Path, PathBuf};
 
-use crate::diag::Severity;
+use crate::diag::{CheckId, Family, Severity};
 use crate::located::Pos;
 use crate::report::Rule;
 
 /// `catalog-yaml`: a catalog file is readable UTF-8 holding one YAML mapping.
-pub const YAML: &str = "catalog-yaml";
+pub const YAML: CheckId = CheckId::CatalogYaml;
 /// `catalog-entry-field`: an entry field is present, well-typed and well-formed (CAT-1).
-pub const ENTRY_FIELD: &str = "catalog-entry-field";
+pub const ENTRY_FIELD: CheckId = CheckId::CatalogEntryField;
 /// `catalog-unknown-key`: a key CAT-1 does not define (a warning; usually a typo).
-pub const UNKNOWN_KEY: &str = "catalog-unknown-key";
+pub const UNKNOWN_KEY: CheckId = CheckId::CatalogUnknownKey;
 /// `catalog-entry-filename`: the entry's name differs from its file name (a warning).
-pub const ENTRY_FILENAME: &str = "catalog-entry-filename";
+pub const ENTRY_FILENAME: CheckId = CheckId::CatalogEntryFilename;
 /// `catalog-requires-hermes`: `requires_hermes` is a valid Hermes version constraint.
-pub const REQUIRES_HERMES: &str = "catalog-requires-hermes";
+pub const REQUIRES_HERMES: CheckId = CheckId::CatalogRequiresHermes;
 /// `catalog-removed-file`: `removed.yaml` has the shape `{removed: [{name, …}]}`.
-pub const REMOVED_FILE: &str = "catalog-removed-file";
+pub const REMOVED_FILE: CheckId = CheckId::CatalogRemovedFile;
 /// `catalog-duplicate-name`: two entries share a name (CAT-2).
-pub const DUPLICATE_NAME: &str = "catalog-duplicate-name";
+pub const DUPLICATE_NAME: CheckId = CheckId::CatalogDuplicateName;
 /// `catalog-duplicate-repo`: two entries pin the same repository and subdirectory (CAT-2).
-pub const DUPLICATE_REPO: &str = "catalog-duplicate-repo";
+pub const DUPLICATE_REPO: CheckId = CheckId::CatalogDuplicateRepo;
 /// `catalog-requires-plugins`: `requires_plugins` names entries of the same catalog (CAT-2).
-pub const REQUIRES_PLUGINS: &str = "catalog-requires-plugins";
+pub const REQUIRES_PLUGINS: CheckId = CheckId::CatalogRequiresPlugins;
 /// `catalog-entry-removed`: the entry's name or repository is on the kill list (SRC-4).
-pub const ENTRY_REMOVED: &str = "catalog-entry-removed";
+pub const ENTRY_REMOVED: CheckId = CheckId::CatalogEntryRemoved;
 
 /// Check ids whose rules look at one file alone (a JSON Schema can express most of them);
 /// the others relate entries to each other or to the kill list.
-pub const PER_FILE_CHECKS: &[&str] = &[
+pub const PER_FILE_CHECKS: &[CheckId] = &[
     YAML,
     ENTRY_FIELD,
     UNKNOWN_KEY,
@@ -40,7 +41,7 @@ pub const PER_FILE_CHECKS: &[&str] = &[
 ];
 
 /// Check ids of the cross-entry rules (CAT-2, SRC-4), which need the whole catalog.
-pub const CROSS_ENTRY_CHECKS: &[&str] = &[
+pub const CROSS_ENTRY_CHECKS: &[CheckId] = &[
     DUPLICATE_NAME,
     DUPLICATE_REPO,
     REQUIRES_PLUGINS,
@@ -51,7 +52,7 @@ pub const CROSS_ENTRY_CHECKS: &[&str] = &[
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CatalogFinding {
     /// Stable check id (one of the constants of this module).
-    pub check: &'static str,
+    pub check: CheckId,
     /// How serious it is.
     pub severity: Severity,
     /// What is wrong.
@@ -73,7 +74,7 @@ impl CatalogFinding {
     /// the one conversion `catalog check` and `catalog review` use.
     pub fn to_finding(&self, file: String) -> crate::report::Finding {
         crate::report::Finding {
-            check: self.check.to_string(),
+            check: self.check.as_str().to_string(),
             severity: self.severity.as_str().to_string(),
             message: self.message.clone(),
             hint: self.hint.clone(),
@@ -87,7 +88,7 @@ impl CatalogFinding {
 
     /// A finding of `check` with a severity, at a position of `file`.
     pub fn new(
-        check: &'static str,
+        check: CheckId,
         severity: Severity,
         file: &Path,
         pos: Pos,
@@ -106,12 +107,12 @@ impl CatalogFinding {
     }
 
     /// An error finding.
-    pub fn error(check: &'static str, file: &Path, pos: Pos, message: impl Into<String>) -> Self {
+    pub fn error(check: CheckId, file: &Path, pos: Pos, message: impl Into<String>) -> Self {
         Self::new(check, Severity::Error, file, pos, message)
     }
 
     /// A warning finding.
-    pub fn warning(check: &'static str, file: &Path, pos: Pos, message: impl Into<String>) -> Self {
+    pub fn warning(check: CheckId, file: &Path, pos: Pos, message: impl Into<String>) -> Self {
         Self::new(check, Severity::Warning, file, pos, message)
     }
 
@@ -142,96 +143,10 @@ pub fn fails(findings: &[CatalogFinding], strict: bool) -> bool {
         .any(|f| f.severity == Severity::Error || (strict && f.severity == Severity::Warning))
 }
 
-/// The description of every catalog check id, for renderers that list rules (SARIF) and for
-/// documentation.
+/// The description of every catalog check id (from the one table, [`CheckId`]), for
+/// renderers that list rules (SARIF) and for documentation.
 pub fn rules() -> Vec<Rule> {
-    fn rule(
-        id: &'static str,
-        spec: &'static str,
-        severity: Severity,
-        title: &'static str,
-        help: &'static str,
-    ) -> Rule {
-        Rule {
-            id,
-            spec,
-            title,
-            help,
-            default_severity: severity.as_str(),
-        }
-    }
-    vec![
-        rule(
-            YAML,
-            "CAT-1",
-            Severity::Error,
-            "Catalog files are readable YAML mappings",
-            "Each catalog file is UTF-8 text of at most 1 MiB holding exactly one YAML document whose top level is a mapping. A key written twice keeps its last value and is reported as a warning.",
-        ),
-        rule(
-            ENTRY_FIELD,
-            "CAT-1",
-            Severity::Error,
-            "Catalog entry fields are present and well-formed",
-            "name ([a-z0-9_-]{1,64}), repo (an https:// URL without credentials, query, fragment, whitespace or control characters), sha (40 lowercase hex) and maintainer (non-empty) are required. subdir is [A-Za-z0-9._/-]+ without empty, `.` or `..` segments and not absolute; tier is official or community; platforms are linux, macos, windows; docs_url, image and screenshots (at most 6) are https URLs; capabilities maps provides_tools, provides_hooks, provides_middleware and requires_env to lists of strings; tags, known_issues and requires_plugins are lists of strings; every other field is a string.",
-        ),
-        rule(
-            UNKNOWN_KEY,
-            "CAT-1",
-            Severity::Warning,
-            "Catalog files use only known keys",
-            "Keys CAT-1 does not define are ignored; they are usually misspellings of a known key (check the suggestion).",
-        ),
-        rule(
-            ENTRY_FILENAME,
-            "CAT-1",
-            Severity::Warning,
-            "An entry lives in <name>.yaml",
-            "One file per entry, named after the entry, so that `install NAME` finds it directly and reviewers see renames.",
-        ),
-        rule(
-            REQUIRES_HERMES,
-            "CAT-1",
-            Severity::Error,
-            "requires_hermes is a valid version constraint",
-            "requires_hermes is a comma-separated list of comparator clauses such as `>=0.19, <1.0`. Hermes versions are 0.x.y: a date-like (CalVer) floor can never match.",
-        ),
-        rule(
-            REMOVED_FILE,
-            "SRC-4",
-            Severity::Error,
-            "removed.yaml is a well-formed kill list",
-            "removed.yaml holds `removed:`, a list of mappings with name (required, [a-z0-9_-]{1,64}), repo (a repository URL), reason (a string) and date (YYYY-MM-DD). Install, update and enable refuse listed plugins.",
-        ),
-        rule(
-            DUPLICATE_NAME,
-            "CAT-2",
-            Severity::Error,
-            "Entry names are unique",
-            "Two entries with the same name make `install NAME` ambiguous. Rename one or delete the duplicate.",
-        ),
-        rule(
-            DUPLICATE_REPO,
-            "CAT-2",
-            Severity::Error,
-            "Each repository and subdirectory is listed once",
-            "Repositories are compared after normalisation (scheme, www., user, .git and case ignored). Entries of the same repository are fine when their subdir differs.",
-        ),
-        rule(
-            REQUIRES_PLUGINS,
-            "CAT-2",
-            Severity::Error,
-            "requires_plugins is satisfiable within the catalog",
-            "Every name in requires_plugins must be another entry of the same catalog, so that installing the entry can install what it needs.",
-        ),
-        rule(
-            ENTRY_REMOVED,
-            "SRC-4",
-            Severity::Error,
-            "No entry is on the kill list",
-            "An entry whose name or (normalised) repository is listed in removed.yaml would be refused at install; remove the entry or take it off the kill list.",
-        ),
-    ]
+    CheckId::of(Family::Catalog).map(CheckId::rule).collect()
 }
 
 #[cfg(test)]
@@ -245,7 +160,7 @@ mod tests {
         let mut all: Vec<&str> = PER_FILE_CHECKS
             .iter()
             .chain(CROSS_ENTRY_CHECKS)
-            .copied()
+            .map(|c| c.as_str())
             .collect();
         all.sort_unstable();
         let mut sorted = ids.clone();

@@ -184,6 +184,7 @@ fn item(sink: &mut Sink<'_>, i: usize, node: &Node) -> Option<Removed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diag::CheckId;
 
     fn r(name: &str, repo: Option<&str>) -> Removed {
         Removed {
@@ -229,7 +230,7 @@ mod tests {
         let (list, findings) = load(&path);
         assert_eq!(list.len(), 1);
         assert_eq!(list[0].date.as_deref(), Some("2025-01-31"));
-        let got: Vec<(&str, u32)> = findings.iter().map(|f| (f.check, f.line)).collect();
+        let got: Vec<(CheckId, u32)> = findings.iter().map(|f| (f.check, f.line)).collect();
         assert_eq!(
             got,
             [

@@ -13,7 +13,7 @@ use super::entry::{self, Entry};
 use super::finding::CatalogFinding;
 use crate::check;
 use crate::consent::surface::{Surface, SurfaceDiff};
-use crate::diag::Severity;
+use crate::diag::{CheckId, Family, Severity};
 use crate::package::{self, Content, Mode};
 use crate::report::{self, Counts, Finding, PackageReport, Report, Summary, Tool};
 use crate::source::{self, git};
@@ -138,7 +138,7 @@ fn mismatch(
         parts.push(format!("the package does not provide {extra:?}"));
     }
     Some(Finding {
-        check: "catalog-capabilities-mismatch".into(),
+        check: CheckId::CatalogCapabilitiesMismatch.as_str().into(),
         severity: "error".into(),
         message: format!(
             "`capabilities.{what}` lists {:?}, but {}",
@@ -201,7 +201,7 @@ pub fn review(
             });
             if loaded.name() != entry.name {
                 review.entry_findings.push(Finding {
-                    check: "catalog-name-mismatch".into(),
+                    check: CheckId::CatalogNameMismatch.as_str().into(),
                     severity: "warning".into(),
                     message: format!(
                         "the entry is named `{}` but the package calls itself `{}`",
@@ -259,7 +259,7 @@ pub fn review(
             }
         }
         Err(e) => review.validation.push(Finding {
-            check: "manifest".into(),
+            check: CheckId::Manifest.as_str().into(),
             severity: "error".into(),
             message: format!(
                 "no plugin package at `{}`: {e}",
@@ -469,20 +469,7 @@ pub fn human(review: &Review) -> String {
 /// The SARIF rules for a review's findings.
 pub fn rules() -> Vec<report::Rule> {
     let mut rules = super::finding::rules();
-    rules.push(report::Rule {
-        id: "catalog-capabilities-mismatch",
-        spec: "CAT-3",
-        title: "The entry's capabilities block matches the package",
-        help: "List exactly the tools, hooks, middleware and required environment variables the package provides.",
-        default_severity: "error",
-    });
-    rules.push(report::Rule {
-        id: "catalog-name-mismatch",
-        spec: "CAT-3",
-        title: "The entry is named like the package",
-        help: "Use the package's manifest name as the entry name.",
-        default_severity: "warning",
-    });
+    rules.extend(CheckId::of(Family::Review).map(CheckId::rule));
     rules.extend(check::rules());
     rules
 }

@@ -200,14 +200,7 @@ pub fn fails(findings: &[Diagnostic], strict: bool) -> bool {
 
 /// Every check as a rule description, for renderers that list rules (SARIF).
 pub fn rules() -> Vec<crate::report::Rule> {
-    crate::diag::CheckId::ALL
-        .iter()
-        .map(|c| crate::report::Rule {
-            id: c.as_str(),
-            spec: c.spec(),
-            title: c.title(),
-            help: c.help(),
-            default_severity: c.default_severity().as_str(),
-        })
+    crate::diag::CheckId::of(crate::diag::Family::Package)
+        .map(crate::diag::CheckId::rule)
         .collect()
 }

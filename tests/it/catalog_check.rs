@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use common::*;
 use hermes_plugins::catalog::finding::{self as ids, CatalogFinding};
 use hermes_plugins::catalog::{self, check, report, search, url};
-use hermes_plugins::diag::Severity;
+use hermes_plugins::diag::{CheckId, Severity};
 use hermes_plugins::located::{Limits, yaml};
 
 use Severity::{Error as E, Warning as W};
 
 /// `(check id, severity, line)` of a finding.
-type Expected = (&'static str, Severity, u32);
+type Expected = (CheckId, Severity, u32);
 
 /// Every file of fixtures/catalog/defects/ and exactly the findings it must produce. A new
 /// fixture without a row here fails `every_defect_has_exactly_its_findings`.
