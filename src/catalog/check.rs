@@ -79,7 +79,7 @@ pub fn check(paths: &[PathBuf]) -> CheckOutcome {
                 }
                 Err(e) => broken.push((
                     path.clone(),
-                    CatalogFinding::error(
+                    finding::error(
                         finding::YAML,
                         path,
                         Pos::START,
@@ -105,7 +105,7 @@ pub fn check(paths: &[PathBuf]) -> CheckOutcome {
         .as_ref()
         .map(|(p, _, _)| p.display().to_string());
     for extra in removed_files {
-        let f = CatalogFinding::error(
+        let f = finding::error(
             finding::REMOVED_FILE,
             &extra,
             Pos::START,
@@ -149,7 +149,7 @@ fn cross_entry(entries: &mut [(PathBuf, Option<Entry>, Vec<CatalogFinding>)], ki
         let out = &mut added[i];
         match first_name.get(e.name.as_str()) {
             Some(first) => out.push(
-                CatalogFinding::error(
+                finding::error(
                     finding::DUPLICATE_NAME,
                     &e.file,
                     e.positions.name,
@@ -182,7 +182,7 @@ fn cross_entry(entries: &mut [(PathBuf, Option<Entry>, Vec<CatalogFinding>)], ki
                     None => e.repo.clone(),
                 };
                 out.push(
-                    CatalogFinding::error(
+                    finding::error(
                         finding::DUPLICATE_REPO,
                         &e.file,
                         e.positions.repo,
@@ -204,7 +204,7 @@ fn cross_entry(entries: &mut [(PathBuf, Option<Entry>, Vec<CatalogFinding>)], ki
         for (required, pos) in e.requires_plugins.iter().zip(&e.positions.requires_plugins) {
             if *required == e.name {
                 out.push(
-                    CatalogFinding::error(
+                    finding::error(
                         finding::REQUIRES_PLUGINS,
                         &e.file,
                         *pos,
@@ -223,7 +223,7 @@ fn cross_entry(entries: &mut [(PathBuf, Option<Entry>, Vec<CatalogFinding>)], ki
                     ),
                 };
                 out.push(
-                    CatalogFinding::error(
+                    finding::error(
                         finding::REQUIRES_PLUGINS,
                         &e.file,
                         *pos,
@@ -256,7 +256,7 @@ fn cross_entry(entries: &mut [(PathBuf, Option<Entry>, Vec<CatalogFinding>)], ki
                 (e.positions.repo, &e.repo)
             };
             out.push(
-                CatalogFinding::error(finding::ENTRY_REMOVED, &e.file, pos, message)
+                finding::error(finding::ENTRY_REMOVED, &e.file, pos, message)
                     .hint("Removed plugins cannot be installed: delete this entry, or take it off removed.yaml if the removal is lifted.")
                     .value(value),
             );

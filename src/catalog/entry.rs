@@ -628,7 +628,7 @@ mod tests {
         assert_eq!(findings.len(), 2, "{findings:#?}");
         let sha = &findings[0];
         assert_eq!(
-            (sha.check, sha.line, sha.column),
+            (sha.check, sha.pos.line, sha.pos.column),
             (finding::ENTRY_FIELD, 3, 6)
         );
         assert_eq!(sha.value.as_deref(), Some(SHA.to_uppercase().as_str()));
@@ -658,7 +658,7 @@ mod tests {
                 "name: kit\nname: kit\nrepo: https://github.com/o/kit\nsha: {SHA}\nmaintainer: o\ndescripton: x\n"
             ),
         );
-        let got: Vec<(CheckId, u32)> = findings.iter().map(|f| (f.check, f.line)).collect();
+        let got: Vec<(CheckId, u32)> = findings.iter().map(|f| (f.check, f.pos.line)).collect();
         assert_eq!(got, [(finding::YAML, 2), (finding::UNKNOWN_KEY, 6)]);
         assert!(
             findings[1]
@@ -690,6 +690,6 @@ mod tests {
         );
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].check, finding::REQUIRES_HERMES);
-        assert_eq!(findings[0].line, 5);
+        assert_eq!(findings[0].pos.line, 5);
     }
 }

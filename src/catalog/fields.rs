@@ -33,13 +33,13 @@ impl<'a> Sink<'a> {
 
     pub fn error(&mut self, check: CheckId, pos: Pos, message: impl Into<String>) -> Builder<'_> {
         self.out
-            .push(CatalogFinding::error(check, self.file, pos, message));
+            .push(finding::error(check, self.file, pos, message));
         Builder(self.out.last_mut().expect("just pushed"))
     }
 
     pub fn warning(&mut self, check: CheckId, pos: Pos, message: impl Into<String>) -> Builder<'_> {
         self.out
-            .push(CatalogFinding::warning(check, self.file, pos, message));
+            .push(finding::warning(check, self.file, pos, message));
         Builder(self.out.last_mut().expect("just pushed"))
     }
 

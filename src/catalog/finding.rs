@@ -2,9 +2,9 @@
 //! the one check table ([`crate::diag::CheckId`], family [`Family::Catalog`]); the constants
 //! here name them for the catalog code.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::diag::{CheckId, Family, Severity};
+use crate::diag::{CheckId, Diagnostic, Family, Severity};
 use crate::located::Pos;
 use crate::report::Rule;
 
@@ -48,92 +48,40 @@ pub const CROSS_ENTRY_CHECKS: &[CheckId] = &[
     ENTRY_REMOVED,
 ];
 
-/// One finding about a catalog file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CatalogFinding {
-    /// Stable check id (one of the constants of this module).
-    pub check: CheckId,
-    /// How serious it is.
-    pub severity: Severity,
-    /// What is wrong.
-    pub message: String,
-    /// How to fix it.
-    pub hint: Option<String>,
-    /// The file, as the path it was reached by.
-    pub file: PathBuf,
-    /// 1-based line (1 when the finding is about the file as a whole).
-    pub line: u32,
-    /// 1-based column.
-    pub column: u32,
-    /// The offending value as written (shortened, control characters escaped).
-    pub value: Option<String>,
+/// One finding about a catalog file: a [`Diagnostic`] like every other (its `file` is the
+/// path the catalog file was reached by; positions at least 1:1; no component).
+pub type CatalogFinding = Diagnostic;
+
+/// A catalog finding of `check` with a severity, at a position of `file`.
+pub fn at(
+    check: CheckId,
+    severity: Severity,
+    file: &Path,
+    pos: Pos,
+    message: impl Into<String>,
+) -> CatalogFinding {
+    Diagnostic::new(
+        check,
+        severity,
+        file.display().to_string(),
+        Pos::new(pos.line.max(1), pos.column.max(1)),
+        message,
+    )
 }
 
-impl CatalogFinding {
-    /// This finding as a report finding, its file shown as `file` (positions at least 1:1):
-    /// the one conversion `catalog check` and `catalog review` use.
-    pub fn to_finding(&self, file: String) -> crate::report::Finding {
-        crate::report::Finding {
-            check: self.check.as_str().to_string(),
-            severity: self.severity.as_str().to_string(),
-            message: self.message.clone(),
-            hint: self.hint.clone(),
-            file,
-            line: self.line.max(1),
-            column: self.column.max(1),
-            component: None,
-            value: self.value.clone(),
-        }
-    }
+/// An error finding.
+pub fn error(check: CheckId, file: &Path, pos: Pos, message: impl Into<String>) -> CatalogFinding {
+    at(check, Severity::Error, file, pos, message)
+}
 
-    /// A finding of `check` with a severity, at a position of `file`.
-    pub fn new(
-        check: CheckId,
-        severity: Severity,
-        file: &Path,
-        pos: Pos,
-        message: impl Into<String>,
-    ) -> Self {
-        CatalogFinding {
-            check,
-            severity,
-            message: message.into(),
-            hint: None,
-            file: file.to_path_buf(),
-            line: pos.line.max(1),
-            column: pos.column.max(1),
-            value: None,
-        }
-    }
-
-    /// An error finding.
-    pub fn error(check: CheckId, file: &Path, pos: Pos, message: impl Into<String>) -> Self {
-        Self::new(check, Severity::Error, file, pos, message)
-    }
-
-    /// A warning finding.
-    pub fn warning(check: CheckId, file: &Path, pos: Pos, message: impl Into<String>) -> Self {
-        Self::new(check, Severity::Warning, file, pos, message)
-    }
-
-    /// Adds a fix hint.
-    #[must_use]
-    pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-
-    /// Records the offending value (shortened and escaped for one-line output).
-    #[must_use]
-    pub fn value(mut self, value: impl AsRef<str>) -> Self {
-        self.value = Some(crate::located::truncate_chars(value.as_ref(), 120));
-        self
-    }
-
-    /// Where the finding points.
-    pub fn pos(&self) -> Pos {
-        Pos::new(self.line, self.column)
-    }
+/// A warning finding.
+pub fn warning(
+    check: CheckId,
+    file: &Path,
+    pos: Pos,
+    message: impl Into<String>,
+) -> CatalogFinding {
+    at(check, Severity::Warning, file, pos, message)
 }
 
 /// Whether any finding fails a check run: an error, or a warning under `strict`.
@@ -174,10 +122,10 @@ mod tests {
 
     #[test]
     fn positions_are_at_least_one() {
-        let f = CatalogFinding::error(YAML, Path::new("x.yaml"), Pos::new(0, 0), "m");
-        assert_eq!((f.line, f.column), (1, 1));
+        let f = error(YAML, Path::new("x.yaml"), Pos::new(0, 0), "m");
+        assert_eq!((f.pos.line, f.pos.column), (1, 1));
         assert!(fails(std::slice::from_ref(&f), false));
-        let w = CatalogFinding::warning(UNKNOWN_KEY, Path::new("x.yaml"), Pos::START, "m");
+        let w = warning(UNKNOWN_KEY, Path::new("x.yaml"), Pos::START, "m");
         assert!(!fails(std::slice::from_ref(&w), false));
         assert!(fails(std::slice::from_ref(&w), true));
     }

@@ -230,7 +230,7 @@ mod tests {
         let (list, findings) = load(&path);
         assert_eq!(list.len(), 1);
         assert_eq!(list[0].date.as_deref(), Some("2025-01-31"));
-        let got: Vec<(CheckId, u32)> = findings.iter().map(|f| (f.check, f.line)).collect();
+        let got: Vec<(CheckId, u32)> = findings.iter().map(|f| (f.check, f.pos.line)).collect();
         assert_eq!(
             got,
             [

@@ -75,7 +75,7 @@ pub fn display_path(path: &Path) -> String {
 
 /// One finding in report form.
 pub fn to_finding(f: &CatalogFinding) -> Finding {
-    f.to_finding(display_path(&f.file))
+    f.to_finding(display_path(Path::new(&f.file)))
 }
 
 fn package(
@@ -88,7 +88,7 @@ fn package(
     strict: bool,
 ) -> PackageReport {
     let mut sorted: Vec<&CatalogFinding> = findings.iter().collect();
-    sorted.sort_by_key(|f| (f.line, f.column));
+    sorted.sort_by_key(|f| (f.pos.line, f.pos.column));
     let findings: Vec<Finding> = sorted.into_iter().map(to_finding).collect();
     let counts = Counts::of(&findings);
     let ok = accepted && counts.errors == 0 && !(strict && counts.warnings > 0);
@@ -119,14 +119,13 @@ mod tests {
 
     #[test]
     fn files_map_to_packages_and_strict_fails_warnings() {
-        let warn = CatalogFinding::warning(
+        let warn = finding::warning(
             finding::UNKNOWN_KEY,
             Path::new("./cat/b.yaml"),
             Pos::new(4, 1),
             "unknown key",
         );
-        let err =
-            CatalogFinding::error(finding::YAML, Path::new("./cat/c.yaml"), Pos::START, "bad");
+        let err = finding::error(finding::YAML, Path::new("./cat/c.yaml"), Pos::START, "bad");
         let outcome = CheckOutcome {
             entries: vec![
                 (PathBuf::from("./cat/b.yaml"), None, vec![warn]),

@@ -86,7 +86,7 @@ pub enum ReviewError {
 }
 
 fn finding_of(f: &CatalogFinding) -> Finding {
-    f.to_finding(f.file.display().to_string())
+    f.to_finding(f.file.clone())
 }
 
 fn load_entry(path: &Path) -> Result<(Entry, Vec<CatalogFinding>), ReviewError> {
