@@ -162,6 +162,51 @@ pub fn load(path: &Path) -> (Option<Entry>, Vec<CatalogFinding>) {
     (entry, sink.out)
 }
 
+/// `tier`: `official` or `community` (anything else reported, with a suggestion).
+fn tier(sink: &mut Sink<'_>, key: &str, node: &Node) -> Option<String> {
+    let s = sink.string(finding::ENTRY_FIELD, key, node)?;
+    if TIERS.contains(&s) {
+        return Some(s.to_string());
+    }
+    let hint = match did_you_mean(s, TIERS.iter().copied()) {
+        Some(t) => format!("Did you mean `{t}`? The tiers are `official` and `community`."),
+        None => "The tiers are `official` and `community`.".to_string(),
+    };
+    sink.error(
+        finding::ENTRY_FIELD,
+        node.pos,
+        format!("`tier` must be `official` or `community`, found `{s}`"),
+    )
+    .hint(hint)
+    .value(s);
+    None
+}
+
+/// CAT-1's required fields, each reported when missing (`maintainer` counts when it was
+/// written at all: its own errors are reported where it is read).
+fn required_fields(sink: &mut Sink<'_>, root: &Node, maintainer_seen: bool) {
+    let mut missing = |field: &str, example: &str| {
+        sink.error(
+            finding::ENTRY_FIELD,
+            Pos::START,
+            format!("`{field}` is missing"),
+        )
+        .hint(format!("Add `{field}: {example}`; CAT-1 requires it."));
+    };
+    for (field, example) in [
+        ("name", "<the file name without .yaml>"),
+        ("repo", "https://github.com/owner/repo"),
+        ("sha", "<the 40-character commit id (git rev-parse HEAD)>"),
+    ] {
+        if root.get(field).is_none() {
+            missing(field, example);
+        }
+    }
+    if !maintainer_seen {
+        missing("maintainer", "<your GitHub handle>");
+    }
+}
+
 /// Checks the fields of a parsed entry mapping.
 fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
     let f = finding::ENTRY_FIELD;
@@ -220,27 +265,7 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
                     e.positions.subdir = Some(node.pos);
                 }
             }
-            "tier" => {
-                if let Some(s) = sink.string(f, key, node) {
-                    if TIERS.contains(&s) {
-                        e.tier = Some(s.to_string());
-                    } else {
-                        let hint = match did_you_mean(s, TIERS.iter().copied()) {
-                            Some(t) => format!(
-                                "Did you mean `{t}`? The tiers are `official` and `community`."
-                            ),
-                            None => "The tiers are `official` and `community`.".to_string(),
-                        };
-                        sink.error(
-                            f,
-                            node.pos,
-                            format!("`tier` must be `official` or `community`, found `{s}`"),
-                        )
-                        .hint(hint)
-                        .value(s);
-                    }
-                }
-            }
+            "tier" => e.tier = tier(sink, key, node),
             "requires_hermes" => {
                 if let Some(s) = sink.string(f, key, node) {
                     requires_hermes(sink, s, node.pos);
@@ -300,27 +325,7 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
             _ => sink.unknown_key(item, KNOWN_KEYS, "a catalog entry"),
         }
     }
-    let missing = |sink: &mut Sink<'_>, field: &str, example: &str| {
-        sink.error(f, Pos::START, format!("`{field}` is missing"))
-            .hint(format!("Add `{field}: {example}`; CAT-1 requires it."));
-    };
-    let written = |k: &str| root.get(k).is_some();
-    if !written("name") {
-        missing(sink, "name", "<the file name without .yaml>");
-    }
-    if !written("repo") {
-        missing(sink, "repo", "https://github.com/owner/repo");
-    }
-    if !written("sha") {
-        missing(
-            sink,
-            "sha",
-            "<the 40-character commit id (git rev-parse HEAD)>",
-        );
-    }
-    if !maintainer_seen {
-        missing(sink, "maintainer", "<your GitHub handle>");
-    }
+    required_fields(sink, root, maintainer_seen);
     if let Some((n, pos)) = &name
         && fields::NAME_RE.is_match(n)
     {

@@ -7,7 +7,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::diag::{CheckId, Diagnostic};
-use crate::located::{Dialect, Value};
+use crate::located::{Dialect, Node, Value};
+use crate::package::Spanned;
 use crate::package::manifest::{ConfigField, ConfigType, Manifest};
 
 static ENV_NAME: LazyLock<Regex> =
@@ -49,56 +50,7 @@ fn check_field(field: &ConfigField, file: &str, out: &mut Vec<Diagnostic>) {
     }
     let kind = field.kind.as_ref().map(|k| k.value);
     if kind == Some(ConfigType::Secret) {
-        if let Some(default) = &field.default {
-            out.push(
-                Diagnostic::error(
-                    CheckId::ConfigSchema,
-                    file,
-                    default.pos,
-                    format!("{label} is a secret and must not carry a value (default)"),
-                )
-                .value(default.snippet())
-                .hint(
-                    "Secrets live in .env: remove the default and name the variable with `env:`.",
-                ),
-            );
-        }
-        match &field.env {
-            None => out.push(
-                Diagnostic::error(
-                    CheckId::ConfigSchema,
-                    file,
-                    field.key.pos,
-                    format!("{label} is a secret but has no `env` naming its .env variable"),
-                )
-                .value(key)
-                .hint(format!("Add `env: {}`.", key.to_ascii_uppercase())),
-            ),
-            Some(env) if !ENV_NAME.is_match(&env.value) => out.push(
-                Diagnostic::error(
-                    CheckId::ConfigSchema,
-                    file,
-                    env.pos,
-                    format!(
-                        "{label}.env `{}` is not an UPPER_SNAKE_CASE variable name",
-                        env.value
-                    ),
-                )
-                .value(&env.value),
-            ),
-            Some(_) => {}
-        }
-        if let Some(choices) = &field.choices {
-            out.push(
-                Diagnostic::warning(
-                    CheckId::ConfigSchema,
-                    file,
-                    choices.pos,
-                    format!("{label} is a secret; choices are ignored"),
-                )
-                .value(format!("{} choice(s)", choices.value.len())),
-            );
-        }
+        check_secret(field, &label, file, out);
         return;
     }
     if let (Some(kind), Some(default)) = (kind, &field.default)
@@ -128,60 +80,125 @@ fn check_field(field: &ConfigField, file: &str, out: &mut Vec<Diagnostic>) {
         }
     }
     if let Some(choices) = &field.choices {
-        if choices.value.is_empty() {
-            out.push(
-                Diagnostic::error(
-                    CheckId::ConfigSchema,
-                    file,
-                    choices.pos,
-                    format!("{label}.choices is empty"),
-                )
-                .hint("List the allowed values, or remove choices."),
-            );
-        }
-        if let Some(kind) = kind {
-            for choice in &choices.value {
-                if !kind.accepts(&choice.value) {
-                    out.push(
-                        Diagnostic::error(
-                            CheckId::ConfigSchema,
-                            file,
-                            choice.pos,
-                            format!(
-                                "{label}.choices item must be {} to match its type, not {}",
-                                type_word(kind),
-                                choice.type_name(Dialect::Yaml)
-                            ),
-                        )
-                        .value(choice.snippet()),
-                    );
-                }
-            }
-        }
-        if let Some(default) = &field.default
-            && !default.is_null()
-            && !choices.value.iter().any(|c| c.value == default.value)
-        {
-            {
+        check_choices(field, choices, kind, &label, file, out);
+    }
+}
+
+/// A secret entry carries no value (`default`), names its `.env` variable, has no choices.
+fn check_secret(field: &ConfigField, label: &str, file: &str, out: &mut Vec<Diagnostic>) {
+    let key = &field.key.value;
+    if let Some(default) = &field.default {
+        out.push(
+            Diagnostic::error(
+                CheckId::ConfigSchema,
+                file,
+                default.pos,
+                format!("{label} is a secret and must not carry a value (default)"),
+            )
+            .value(default.snippet())
+            .hint("Secrets live in .env: remove the default and name the variable with `env:`."),
+        );
+    }
+    match &field.env {
+        None => out.push(
+            Diagnostic::error(
+                CheckId::ConfigSchema,
+                file,
+                field.key.pos,
+                format!("{label} is a secret but has no `env` naming its .env variable"),
+            )
+            .value(key)
+            .hint(format!("Add `env: {}`.", key.to_ascii_uppercase())),
+        ),
+        Some(env) if !ENV_NAME.is_match(&env.value) => out.push(
+            Diagnostic::error(
+                CheckId::ConfigSchema,
+                file,
+                env.pos,
+                format!(
+                    "{label}.env `{}` is not an UPPER_SNAKE_CASE variable name",
+                    env.value
+                ),
+            )
+            .value(&env.value),
+        ),
+        Some(_) => {}
+    }
+    if let Some(choices) = &field.choices {
+        out.push(
+            Diagnostic::warning(
+                CheckId::ConfigSchema,
+                file,
+                choices.pos,
+                format!("{label} is a secret; choices are ignored"),
+            )
+            .value(format!("{} choice(s)", choices.value.len())),
+        );
+    }
+}
+
+/// `choices`: not empty, each of the field's type, containing the default.
+fn check_choices(
+    field: &ConfigField,
+    choices: &Spanned<Vec<Node>>,
+    kind: Option<ConfigType>,
+    label: &str,
+    file: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    if choices.value.is_empty() {
+        out.push(
+            Diagnostic::error(
+                CheckId::ConfigSchema,
+                file,
+                choices.pos,
+                format!("{label}.choices is empty"),
+            )
+            .hint("List the allowed values, or remove choices."),
+        );
+    }
+    if let Some(kind) = kind {
+        for choice in &choices.value {
+            if !kind.accepts(&choice.value) {
                 out.push(
                     Diagnostic::error(
                         CheckId::ConfigSchema,
                         file,
-                        default.pos,
-                        format!("{label}.default is not one of its choices"),
+                        choice.pos,
+                        format!(
+                            "{label}.choices item must be {} to match its type, not {}",
+                            type_word(kind),
+                            choice.type_name(Dialect::Yaml)
+                        ),
                     )
-                    .value(default.snippet())
-                    .hint(format!(
-                        "Choices: {}.",
-                        choices
-                            .value
-                            .iter()
-                            .map(|c| c.snippet())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
+                    .value(choice.snippet()),
                 );
             }
+        }
+    }
+    if let Some(default) = &field.default
+        && !default.is_null()
+        && !choices.value.iter().any(|c| c.value == default.value)
+    {
+        {
+            out.push(
+                Diagnostic::error(
+                    CheckId::ConfigSchema,
+                    file,
+                    default.pos,
+                    format!("{label}.default is not one of its choices"),
+                )
+                .value(default.snippet())
+                .hint(format!(
+                    "Choices: {}.",
+                    choices
+                        .value
+                        .iter()
+                        .map(|c| c.snippet())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            );
         }
     }
 }

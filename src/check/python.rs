@@ -10,7 +10,7 @@ use crate::located::Pos;
 use crate::package::manifest::{Kind, Manifest};
 
 use super::probe::ProbeResult;
-use super::static_py::registrations::Callback;
+use super::static_py::registrations::{Callback, Registrations};
 use super::static_py::security::Level;
 use super::static_py::{RegKind, StaticAnalysis};
 
@@ -41,18 +41,10 @@ fn manifest_field(kind: RegKind) -> &'static str {
     }
 }
 
-/// Findings for a native package from its static analysis (and probe, when run).
-pub fn native_findings(
-    analysis: &StaticAnalysis,
-    manifest: &Manifest,
-    manifest_file: &str,
-    probe: Option<&ProbeResult>,
-    out: &mut Vec<Diagnostic>,
-) {
-    hook_names_in_manifest(manifest, manifest_file, out);
-    let probe_ok = probe.filter(|p| p.completed());
-    let regs = &analysis.registrations;
-    let seen: Vec<Seen> = match probe_ok {
+/// The registrations to check: what the probe saw when it ran (pointing at `register()`,
+/// since the probe knows names, not places), else what the static analysis found.
+fn seen_registrations(probe_ok: Option<&ProbeResult>, regs: &Registrations) -> Vec<Seen> {
+    match probe_ok {
         Some(p) => p
             .registrations()
             .into_iter()
@@ -92,7 +84,21 @@ pub fn native_findings(
                 callback: r.callback.clone(),
             })
             .collect(),
-    };
+    }
+}
+
+/// Findings for a native package from its static analysis (and probe, when run).
+pub fn native_findings(
+    analysis: &StaticAnalysis,
+    manifest: &Manifest,
+    manifest_file: &str,
+    probe: Option<&ProbeResult>,
+    out: &mut Vec<Diagnostic>,
+) {
+    hook_names_in_manifest(manifest, manifest_file, out);
+    let probe_ok = probe.filter(|p| p.completed());
+    let regs = &analysis.registrations;
+    let seen = seen_registrations(probe_ok, regs);
     let analyzed = probe_ok.is_some() || regs.analyzed;
     if analysis.has_init && !analyzed && manifest.kind() != Kind::ModelProvider {
         let reason = probe

@@ -364,37 +364,7 @@ impl<'t> Scan<'_, '_, 't> {
                 .iter()
                 .find_map(|base| callee.strip_prefix(base).map(|rest| rest.to_string()));
             if let Some(variant) = patch {
-                match variant.as_str() {
-                    "" => {
-                        if let Some(target) = self.literal(positional.first().copied())
-                            && is_core(&target)
-                        {
-                            self.report(call, target, "mock.patch");
-                        }
-                    }
-                    ".object" | ".multiple" => {
-                        if let Some(path) = positional.first().and_then(|o| self.path(frame, *o))
-                            && is_core(&path)
-                        {
-                            let attr = self
-                                .literal(positional.get(1).copied())
-                                .map(|a| format!(".{a}"))
-                                .unwrap_or_default();
-                            self.report(call, format!("{path}{attr}"), "mock.patch");
-                        }
-                    }
-                    ".dict" => {
-                        let target = positional
-                            .first()
-                            .and_then(|o| self.path(frame, *o).or_else(|| self.literal(Some(*o))));
-                        if let Some(target) = target
-                            && (is_core(&target) || target.starts_with("sys.modules"))
-                        {
-                            self.report(call, target, "mock.patch");
-                        }
-                    }
-                    _ => {}
-                }
+                self.check_patch(call, frame, &variant, &positional);
                 return;
             }
             // Mutating methods on core attributes and sys.modules.
@@ -448,6 +418,48 @@ impl<'t> Scan<'_, '_, 't> {
                     "helper mutating its argument",
                 );
             }
+        }
+    }
+
+    /// `unittest.mock.patch`, `.object`, `.multiple`, `.dict` aimed at core (or
+    /// `sys.modules`).
+    fn check_patch(
+        &mut self,
+        call: Node<'t>,
+        frame: usize,
+        variant: &str,
+        positional: &[Node<'t>],
+    ) {
+        match variant {
+            "" => {
+                if let Some(target) = self.literal(positional.first().copied())
+                    && is_core(&target)
+                {
+                    self.report(call, target, "mock.patch");
+                }
+            }
+            ".object" | ".multiple" => {
+                if let Some(path) = positional.first().and_then(|o| self.path(frame, *o))
+                    && is_core(&path)
+                {
+                    let attr = self
+                        .literal(positional.get(1).copied())
+                        .map(|a| format!(".{a}"))
+                        .unwrap_or_default();
+                    self.report(call, format!("{path}{attr}"), "mock.patch");
+                }
+            }
+            ".dict" => {
+                let target = positional
+                    .first()
+                    .and_then(|o| self.path(frame, *o).or_else(|| self.literal(Some(*o))));
+                if let Some(target) = target
+                    && (is_core(&target) || target.starts_with("sys.modules"))
+                {
+                    self.report(call, target, "mock.patch");
+                }
+            }
+            _ => {}
         }
     }
 

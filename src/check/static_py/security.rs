@@ -301,69 +301,7 @@ fn check_call<'t>(
     let name = module.text_of(func);
     let shadowed = ev.scopes.modules[m].names.contains_key(name);
     if func.kind() == "identifier" && !shadowed && matches!(name, "eval" | "exec" | "compile") {
-        let Some(source) = positional.first() else {
-            return;
-        };
-        if matches!(ev.eval(m, *source, None), Val::Str(_)) {
-            push_py(
-                out,
-                module,
-                call,
-                Level::Medium,
-                "dynamic-code",
-                format!("{name}() of a string literal: the code inside it is not analysed"),
-            );
-            return;
-        }
-        let source_text = module.text_of(*source);
-        if DECODERS.iter().any(|d| source_text.contains(d)) {
-            push_py(
-                out,
-                module,
-                call,
-                Level::Critical,
-                "decode-and-exec",
-                format!("{name}() runs code decoded at runtime"),
-            );
-        } else if FETCHERS.iter().any(|f| source_text.contains(f)) {
-            push_py(
-                out,
-                module,
-                call,
-                Level::Critical,
-                "download-and-exec",
-                format!("{name}() runs code fetched at runtime"),
-            );
-        } else if name == "compile" {
-            push_py(
-                out,
-                module,
-                call,
-                Level::Medium,
-                "dynamic-exec",
-                "compile() of a string built at runtime".into(),
-            );
-        } else if restricted_builtins(module, positional.get(1).copied()) {
-            push_py(
-                out,
-                module,
-                call,
-                Level::Medium,
-                "dynamic-exec",
-                format!(
-                    "{name}() of a dynamic string with restricted builtins (still able to reach object internals)"
-                ),
-            );
-        } else {
-            push_py(
-                out,
-                module,
-                call,
-                Level::High,
-                "dynamic-exec",
-                format!("{name}() of a dynamic string runs arbitrary code"),
-            );
-        }
+        check_dynamic_code(ev, m, module, call, name, &positional, out);
         return;
     }
     let imports_computed = |what: &str| {
@@ -438,6 +376,82 @@ fn check_call<'t>(
             );
         }
         _ => {}
+    }
+}
+
+/// `eval`, `exec` or `compile` (the builtins): of a literal (not analysed), of code decoded or
+/// downloaded at runtime, or of a dynamic string.
+fn check_dynamic_code<'t>(
+    ev: &Evaluator<'_, 't>,
+    m: ModId,
+    module: &'t PyModule,
+    call: Node<'t>,
+    name: &str,
+    positional: &[Node<'t>],
+    out: &mut Vec<SecurityFinding>,
+) {
+    let Some(source) = positional.first() else {
+        return;
+    };
+    if matches!(ev.eval(m, *source, None), Val::Str(_)) {
+        push_py(
+            out,
+            module,
+            call,
+            Level::Medium,
+            "dynamic-code",
+            format!("{name}() of a string literal: the code inside it is not analysed"),
+        );
+        return;
+    }
+    let source_text = module.text_of(*source);
+    if DECODERS.iter().any(|d| source_text.contains(d)) {
+        push_py(
+            out,
+            module,
+            call,
+            Level::Critical,
+            "decode-and-exec",
+            format!("{name}() runs code decoded at runtime"),
+        );
+    } else if FETCHERS.iter().any(|f| source_text.contains(f)) {
+        push_py(
+            out,
+            module,
+            call,
+            Level::Critical,
+            "download-and-exec",
+            format!("{name}() runs code fetched at runtime"),
+        );
+    } else if name == "compile" {
+        push_py(
+            out,
+            module,
+            call,
+            Level::Medium,
+            "dynamic-exec",
+            "compile() of a string built at runtime".into(),
+        );
+    } else if restricted_builtins(module, positional.get(1).copied()) {
+        push_py(
+            out,
+            module,
+            call,
+            Level::Medium,
+            "dynamic-exec",
+            format!(
+                "{name}() of a dynamic string with restricted builtins (still able to reach object internals)"
+            ),
+        );
+    } else {
+        push_py(
+            out,
+            module,
+            call,
+            Level::High,
+            "dynamic-exec",
+            format!("{name}() of a dynamic string runs arbitrary code"),
+        );
     }
 }
 

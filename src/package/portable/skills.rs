@@ -267,29 +267,7 @@ fn read_skill(
     let license = optional_string("license", None, &mut bad);
     let compatibility = optional_string("compatibility", Some(500), &mut bad);
     let allowed_tools = optional_string("allowed-tools", None, &mut bad);
-    let mut metadata = Vec::new();
-    if let Some(entry) = fm.get("metadata") {
-        match entry.value.as_map() {
-            Some(pairs) if pairs.iter().all(|p| p.value.as_str().is_some()) => {
-                metadata = pairs
-                    .iter()
-                    .map(|p| {
-                        (
-                            p.key.clone(),
-                            p.value.as_str().unwrap_or_default().to_string(),
-                        )
-                    })
-                    .collect();
-            }
-            _ => bad.push(
-                err(
-                    entry.value.pos,
-                    "metadata must map string keys to string values".into(),
-                )
-                .value(entry.value.snippet()),
-            ),
-        }
-    }
+    let metadata = read_metadata(&fm, file, &mut bad);
     if !bad.is_empty() {
         out.extend(bad.into_iter().map(|d| d.component(component)));
         return None;
@@ -303,6 +281,37 @@ fn read_skill(
         metadata,
         allowed_tools,
     })
+}
+
+/// The frontmatter's `metadata`: string keys to string values (anything else is reported in
+/// `bad`).
+fn read_metadata(fm: &Node, file: &str, bad: &mut Vec<Diagnostic>) -> Vec<(String, String)> {
+    let Some(entry) = fm.get("metadata") else {
+        return Vec::new();
+    };
+    match entry.value.as_map() {
+        Some(pairs) if pairs.iter().all(|p| p.value.as_str().is_some()) => pairs
+            .iter()
+            .map(|p| {
+                (
+                    p.key.clone(),
+                    p.value.as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect(),
+        _ => {
+            bad.push(
+                Diagnostic::error(
+                    CheckId::Skills,
+                    file,
+                    entry.value.pos,
+                    "metadata must map string keys to string values; skill skipped",
+                )
+                .value(entry.value.snippet()),
+            );
+            Vec::new()
+        }
+    }
 }
 
 /// The YAML text of a `---` frontmatter block, padded so that positions match the file: the
