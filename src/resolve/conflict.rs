@@ -16,7 +16,7 @@ use uv_pep508::VersionOrUrl;
 
 use super::engine::Listed;
 use super::inputs::Labelled;
-use super::quarantine::{CutoffSource, Quarantine, date};
+use super::quarantine::{Cutoff, CutoffSource, Quarantine, date};
 
 /// A requirement on a conflicting package, by owner.
 #[derive(Debug, Clone, Serialize)]
@@ -81,6 +81,171 @@ fn fmt_ms(ms: i64) -> Option<jiff::Timestamp> {
     jiff::Timestamp::from_millisecond(ms).ok()
 }
 
+/// Two owners whose ranges share no listed version.
+fn pairwise(demands: &[&Labelled], versions: &[&Listed], sentences: &mut Vec<String>) {
+    for (i, a) in demands.iter().enumerate() {
+        for b in demands.iter().skip(i + 1) {
+            if a.source == b.source {
+                continue;
+            }
+            let (sa, sb) = (specifiers(a), specifiers(b));
+            let overlap = versions
+                .iter()
+                .any(|l| sa.contains(&l.version) && sb.contains(&l.version));
+            if !overlap && !versions.is_empty() {
+                let (first, second) = if matches!(b.source, super::inputs::Source::Plugin(_))
+                    && !matches!(a.source, super::inputs::Source::Plugin(_))
+                {
+                    (b, a)
+                } else {
+                    (a, b)
+                };
+                let verb = if specifiers(second)
+                    .iter()
+                    .all(|s| matches!(s.operator(), uv_pep440::Operator::Equal))
+                    && !specifiers(second).is_empty()
+                {
+                    "pins"
+                } else {
+                    "requires"
+                };
+                sentences.push(format!(
+                    "{} requires `{}`, but {} {verb} `{}`",
+                    first.source.describe(),
+                    first.raw,
+                    second.source.describe(),
+                    second.raw
+                ));
+            }
+        }
+    }
+}
+
+/// Versions that satisfy every demand but are too new for the quarantine: the sentence
+/// blaming the demands that leave no admitted version, and each held-back version.
+fn quarantined(
+    name: &PackageName,
+    demands: &[&Labelled],
+    versions: &[&Listed],
+    (c, quarantine): (&Cutoff, &Quarantine),
+    sentences: &mut Vec<String>,
+    held_back: &mut Vec<HeldBack>,
+) {
+    let admitted = |l: &Listed| l.uploaded_ms.is_some_and(|ms| ms < c.at.as_millisecond());
+    let satisfying: Vec<&&Listed> = versions
+        .iter()
+        .filter(|l| demands.iter().all(|d| specifiers(d).contains(&l.version)))
+        .collect();
+    let any_admitted = satisfying.iter().any(|l| admitted(l));
+    if !any_admitted && !satisfying.is_empty() {
+        // Blame the demands that alone leave no admitted version; failing that, every
+        // demand that narrows the range at all.
+        let narrowing: Vec<&&Labelled> = demands
+            .iter()
+            .filter(|d| !specifiers(d).is_empty())
+            .collect();
+        let excluding: Vec<&&Labelled> = narrowing
+            .iter()
+            .copied()
+            .filter(|d| {
+                let spec = specifiers(d);
+                !versions
+                    .iter()
+                    .any(|l| admitted(l) && spec.contains(&l.version))
+            })
+            .collect();
+        let blamed = if excluding.is_empty() {
+            narrowing
+        } else {
+            excluding
+        };
+        let who = blamed
+            .iter()
+            .map(|d| format!("{} requires `{}`", d.source.describe(), d.raw))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        for l in &satisfying {
+            let Some(uploaded) = l.uploaded_ms.and_then(fmt_ms) else {
+                held_back.push(HeldBack {
+                    version: l.version.to_string(),
+                    uploaded: "unknown".into(),
+                    eligible_from: None,
+                });
+                continue;
+            };
+            let eligible = quarantine.eligible_from(name, uploaded).map(date);
+            held_back.push(HeldBack {
+                version: l.version.to_string(),
+                uploaded: date(uploaded),
+                eligible_from: eligible,
+            });
+        }
+        let newest = satisfying.iter().max_by(|a, b| a.version.cmp(&b.version));
+        if let Some(newest) = newest {
+            let rule = match &c.source {
+                CutoffSource::Window => match newest.uploaded_ms.and_then(fmt_ms) {
+                    Some(up) => format!(
+                        "{name} {} was uploaded {}; the core quarantine admits it from {}",
+                        newest.version,
+                        date(up),
+                        quarantine
+                            .eligible_from(name, up)
+                            .map(date)
+                            .unwrap_or_default()
+                    ),
+                    None => format!(
+                        "{name} {} has no upload time, so the core quarantine never admits it",
+                        newest.version
+                    ),
+                },
+                CutoffSource::Exemption(text) => format!(
+                    "{name} {} is newer than core's exemption date {text} for {name}",
+                    newest.version
+                ),
+            };
+            if who.is_empty() {
+                sentences.push(rule);
+            } else {
+                sentences.push(format!("{who}: {rule}"));
+            }
+        }
+    }
+}
+
+/// One demand and no listed version in its range, or nothing listed at all.
+fn out_of_range(
+    name: &PackageName,
+    demands: &[&Labelled],
+    versions: &[&Listed],
+    sentences: &mut Vec<String>,
+) {
+    if demands.len() == 1 && !versions.is_empty() {
+        let d = demands[0];
+        let spec = specifiers(d);
+        if !versions.iter().any(|l| spec.contains(&l.version)) {
+            sentences.push(format!(
+                "{} requires `{}`, but the index only has {name} {}",
+                d.source.describe(),
+                d.raw,
+                versions
+                    .iter()
+                    .map(|l| l.version.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    if versions.is_empty() && !demands.is_empty() {
+        for d in demands {
+            sentences.push(format!(
+                "{} requires `{}`, but the index has no {name}",
+                d.source.describe(),
+                d.raw
+            ));
+        }
+    }
+}
+
 /// Builds the explanation.
 pub fn explain(
     packages: &[PackageName],
@@ -103,10 +268,6 @@ pub fn explain(
             .map(|v| v.iter().collect())
             .unwrap_or_default();
         let cutoff = quarantine.cutoffs.get(name);
-        let admitted = |l: &Listed| match cutoff {
-            Some(c) => l.uploaded_ms.is_some_and(|ms| ms < c.at.as_millisecond()),
-            None => true,
-        };
         let mut held_back = Vec::new();
         for d in &demands {
             if let super::inputs::Source::Plugin(p) = &d.source {
@@ -114,149 +275,20 @@ pub fn explain(
             }
         }
         // 1. Pairwise: two owners whose ranges share no listed version.
-        for (i, a) in demands.iter().enumerate() {
-            for b in demands.iter().skip(i + 1) {
-                if a.source == b.source {
-                    continue;
-                }
-                let (sa, sb) = (specifiers(a), specifiers(b));
-                let overlap = versions
-                    .iter()
-                    .any(|l| sa.contains(&l.version) && sb.contains(&l.version));
-                if !overlap && !versions.is_empty() {
-                    let (first, second) = if matches!(b.source, super::inputs::Source::Plugin(_))
-                        && !matches!(a.source, super::inputs::Source::Plugin(_))
-                    {
-                        (b, a)
-                    } else {
-                        (a, b)
-                    };
-                    let verb = if specifiers(second)
-                        .iter()
-                        .all(|s| matches!(s.operator(), uv_pep440::Operator::Equal))
-                        && !specifiers(second).is_empty()
-                    {
-                        "pins"
-                    } else {
-                        "requires"
-                    };
-                    sentences.push(format!(
-                        "{} requires `{}`, but {} {verb} `{}`",
-                        first.source.describe(),
-                        first.raw,
-                        second.source.describe(),
-                        second.raw
-                    ));
-                }
-            }
-        }
+        pairwise(&demands, &versions, &mut sentences);
         // 2. Quarantine: versions that satisfy every demand but are too new.
         if let Some(c) = cutoff {
-            let satisfying: Vec<&&Listed> = versions
-                .iter()
-                .filter(|l| demands.iter().all(|d| specifiers(d).contains(&l.version)))
-                .collect();
-            let any_admitted = satisfying.iter().any(|l| admitted(l));
-            if !any_admitted && !satisfying.is_empty() {
-                // Blame the demands that alone leave no admitted version; failing that, every
-                // demand that narrows the range at all.
-                let narrowing: Vec<&&Labelled> = demands
-                    .iter()
-                    .filter(|d| !specifiers(d).is_empty())
-                    .collect();
-                let excluding: Vec<&&Labelled> = narrowing
-                    .iter()
-                    .copied()
-                    .filter(|d| {
-                        let spec = specifiers(d);
-                        !versions
-                            .iter()
-                            .any(|l| admitted(l) && spec.contains(&l.version))
-                    })
-                    .collect();
-                let blamed = if excluding.is_empty() {
-                    narrowing
-                } else {
-                    excluding
-                };
-                let who = blamed
-                    .iter()
-                    .map(|d| format!("{} requires `{}`", d.source.describe(), d.raw))
-                    .collect::<Vec<_>>()
-                    .join(" and ");
-                for l in &satisfying {
-                    let Some(uploaded) = l.uploaded_ms.and_then(fmt_ms) else {
-                        held_back.push(HeldBack {
-                            version: l.version.to_string(),
-                            uploaded: "unknown".into(),
-                            eligible_from: None,
-                        });
-                        continue;
-                    };
-                    let eligible = quarantine.eligible_from(name, uploaded).map(date);
-                    held_back.push(HeldBack {
-                        version: l.version.to_string(),
-                        uploaded: date(uploaded),
-                        eligible_from: eligible,
-                    });
-                }
-                let newest = satisfying.iter().max_by(|a, b| a.version.cmp(&b.version));
-                if let Some(newest) = newest {
-                    let rule = match &c.source {
-                        CutoffSource::Window => match newest.uploaded_ms.and_then(fmt_ms) {
-                            Some(up) => format!(
-                                "{name} {} was uploaded {}; the core quarantine admits it from {}",
-                                newest.version,
-                                date(up),
-                                quarantine
-                                    .eligible_from(name, up)
-                                    .map(date)
-                                    .unwrap_or_default()
-                            ),
-                            None => format!(
-                                "{name} {} has no upload time, so the core quarantine never admits it",
-                                newest.version
-                            ),
-                        },
-                        CutoffSource::Exemption(text) => format!(
-                            "{name} {} is newer than core's exemption date {text} for {name}",
-                            newest.version
-                        ),
-                    };
-                    if who.is_empty() {
-                        sentences.push(rule);
-                    } else {
-                        sentences.push(format!("{who}: {rule}"));
-                    }
-                }
-            }
+            quarantined(
+                name,
+                &demands,
+                &versions,
+                (c, quarantine),
+                &mut sentences,
+                &mut held_back,
+            );
         }
         // 3. Nothing at all in range.
-        if demands.len() == 1 && !versions.is_empty() {
-            let d = demands[0];
-            let spec = specifiers(d);
-            if !versions.iter().any(|l| spec.contains(&l.version)) {
-                sentences.push(format!(
-                    "{} requires `{}`, but the index only has {name} {}",
-                    d.source.describe(),
-                    d.raw,
-                    versions
-                        .iter()
-                        .map(|l| l.version.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-        }
-        if versions.is_empty() && !demands.is_empty() {
-            for d in &demands {
-                sentences.push(format!(
-                    "{} requires `{}`, but the index has no {name}",
-                    d.source.describe(),
-                    d.raw
-                ));
-            }
-        }
+        out_of_range(name, &demands, &versions, &mut sentences);
         if !demands.is_empty() || !held_back.is_empty() {
             out_packages.push(ConflictPackage {
                 name: name.to_string(),

@@ -15,7 +15,7 @@ use tree_sitter::Node;
 
 use crate::located::Pos;
 
-use super::eval::{Env, Evaluator, Val};
+use super::eval::{Env, Evaluator, Partial, Val};
 use super::scope::ModId;
 use super::source::SourceSet;
 
@@ -596,6 +596,53 @@ impl<'t> Interp<'_, '_, 't> {
         }
     }
 
+    /// A call of `functools.partial(...)`: of a ctx method (a registration with the bound and
+    /// the given arguments), or of a package function (followed).
+    fn call_partial(
+        &mut self,
+        m: ModId,
+        call: Node<'t>,
+        args: Node<'t>,
+        env: &mut Env<'t>,
+        partial: &Partial<'t>,
+        depth: usize,
+    ) {
+        let module = &self.set().modules[m];
+        let (positional, keywords, opaque) = self.arguments(m, args, env);
+        let mut all_positional = partial.args.clone();
+        all_positional.extend(positional);
+        let mut all_keywords = partial.kwargs.clone();
+        all_keywords.extend(keywords);
+        match &partial.func {
+            Val::CtxMethod(method, guarded) => {
+                self.ctx_call(
+                    m,
+                    call,
+                    method,
+                    *guarded,
+                    all_positional.len(),
+                    &all_keywords,
+                    opaque,
+                );
+                if let Some(kind) = reg_kind(method) {
+                    self.record_values(
+                        m,
+                        call,
+                        kind,
+                        &all_positional,
+                        &all_keywords,
+                        opaque,
+                        || module.text_of(args).to_string(),
+                    );
+                }
+            }
+            Val::Func(m2, def) => {
+                self.call_function(*m2, *def, all_positional, all_keywords, depth + 1);
+            }
+            _ => {}
+        }
+    }
+
     fn handle_call(&mut self, m: ModId, call: Node<'t>, env: &mut Env<'t>, depth: usize) {
         let module = &self.set().modules[m];
         let (Some(func), Some(args)) = (
@@ -650,39 +697,7 @@ impl<'t> Interp<'_, '_, 't> {
         }
         // `functools.partial(ctx.register_hook, "name")(callback)`, or of a package function.
         if let Val::Partial(partial) = self.ev.eval(m, func, Some(env)) {
-            let (positional, keywords, opaque) = self.arguments(m, args, env);
-            let mut all_positional = partial.args.clone();
-            all_positional.extend(positional);
-            let mut all_keywords = partial.kwargs.clone();
-            all_keywords.extend(keywords);
-            match &partial.func {
-                Val::CtxMethod(method, guarded) => {
-                    self.ctx_call(
-                        m,
-                        call,
-                        method,
-                        *guarded,
-                        all_positional.len(),
-                        &all_keywords,
-                        opaque,
-                    );
-                    if let Some(kind) = reg_kind(method) {
-                        self.record_values(
-                            m,
-                            call,
-                            kind,
-                            &all_positional,
-                            &all_keywords,
-                            opaque,
-                            || module.text_of(args).to_string(),
-                        );
-                    }
-                }
-                Val::Func(m2, def) => {
-                    self.call_function(*m2, *def, all_positional, all_keywords, depth + 1);
-                }
-                _ => {}
-            }
+            self.call_partial(m, call, args, env, &partial, depth);
             return;
         }
         if self.dynamic_builtin(m, call, func, args, env) {

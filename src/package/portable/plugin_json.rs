@@ -86,6 +86,162 @@ pub fn valid_plugin_name(name: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphanumeric())
 }
 
+/// `author`: an object of string `name`, `email` and `url` (anything else reported; `ok` is
+/// cleared on an error).
+fn read_author(node: &Node, ok: &mut bool, out: &mut Vec<Diagnostic>) -> Option<PortableAuthor> {
+    let err = |pos: Pos, msg: String| Diagnostic::error(CheckId::PortableManifest, FILE, pos, msg);
+    match node.as_map() {
+        None => {
+            *ok = false;
+            out.push(
+                err(
+                    node.pos,
+                    format!(
+                        "plugin.json author must be an object, not {}",
+                        node.type_name(Dialect::Json)
+                    ),
+                )
+                .value(node.snippet())
+                .hint("Write \"author\": {\"name\": \"…\", \"email\": \"…\", \"url\": \"…\"}."),
+            );
+            None
+        }
+        Some(fields) => {
+            let mut author = PortableAuthor::default();
+            for f in fields {
+                let slot = match f.key.as_str() {
+                    "name" => &mut author.name,
+                    "email" => &mut author.email,
+                    "url" => &mut author.url,
+                    _ => {
+                        *ok = false;
+                        out.push(
+                            err(f.key_pos, format!("plugin.json author may contain only string name, email, and url fields; found `{}`", f.key))
+                                .value(&f.key),
+                        );
+                        continue;
+                    }
+                };
+                match f.value.as_str() {
+                    Some(s) => *slot = Some(s.to_string()),
+                    None => {
+                        *ok = false;
+                        out.push(
+                            err(
+                                f.value.pos,
+                                format!("plugin.json author.{} must be a string", f.key),
+                            )
+                            .value(f.value.snippet()),
+                        );
+                    }
+                }
+            }
+            Some(author)
+        }
+    }
+}
+
+/// `extensions`: the reverse-domain namespaces (each an object) and Hermes's own, if present
+/// (`ok` is cleared on an error; a non-object field is ignored with a warning).
+fn read_extensions(
+    root_node: &Node,
+    ok: &mut bool,
+    out: &mut Vec<Diagnostic>,
+) -> (Vec<String>, Option<Node>) {
+    let err = |pos: Pos, msg: String| Diagnostic::error(CheckId::PortableManifest, FILE, pos, msg);
+    let mut extensions = Vec::new();
+    let mut hermes = None;
+    if let Some(e) = root_node.get("extensions") {
+        match e.value.as_map() {
+            None => out.push(
+                Diagnostic::warning(
+                    CheckId::PortableManifest,
+                    FILE,
+                    e.value.pos,
+                    format!(
+                        "ignored non-object extensions field ({})",
+                        e.value.type_name(Dialect::Json)
+                    ),
+                )
+                .value(e.value.snippet())
+                .hint("extensions is an object keyed by reverse-domain namespaces."),
+            ),
+            Some(namespaces) => {
+                for ns in namespaces {
+                    if ns.value.as_map().is_none() {
+                        *ok = false;
+                        out.push(
+                            err(ns.value.pos, format!("plugin.json extension namespace values must be objects; `{}` is {}", ns.key, ns.value.type_name(Dialect::Json)))
+                                .value(ns.value.snippet()),
+                        );
+                        continue;
+                    }
+                    extensions.push(ns.key.clone());
+                    if ns.key == HERMES_NAMESPACE {
+                        hermes = Some(ns.value.clone());
+                    }
+                }
+            }
+        }
+    }
+    (extensions, hermes)
+}
+
+/// `$schema` must be the Agent Plugins v1 id (`ok` is cleared otherwise).
+fn check_schema_id(root_node: &Node, ok: &mut bool, out: &mut Vec<Diagnostic>) {
+    let err = |pos: Pos, msg: String| Diagnostic::error(CheckId::PortableManifest, FILE, pos, msg);
+    match root_node.get("$schema") {
+        None => {
+            *ok = false;
+            out.push(
+                err(root_node.pos, "plugin.json declares no $schema".to_string()).hint(format!(
+                    "Add \"$schema\": \"{PLUGIN_SCHEMA_V1}\" (the only supported id)."
+                )),
+            );
+        }
+        Some(e) if e.value.as_str() == Some(PLUGIN_SCHEMA_V1) => {}
+        Some(e) => {
+            *ok = false;
+            out.push(
+                err(
+                    e.value.pos,
+                    "plugin.json declares an unsupported or missing Agent Plugins schema"
+                        .to_string(),
+                )
+                .value(e.value.snippet())
+                .hint(format!("Supported: {PLUGIN_SCHEMA_V1}")),
+            );
+        }
+    }
+}
+
+/// `keywords`: an array of strings (`ok` is cleared otherwise).
+fn read_keywords(root_node: &Node, ok: &mut bool, out: &mut Vec<Diagnostic>) -> Vec<String> {
+    let err = |pos: Pos, msg: String| Diagnostic::error(CheckId::PortableManifest, FILE, pos, msg);
+    let mut keywords = Vec::new();
+    if let Some(e) = root_node.get("keywords") {
+        match e.value.as_seq() {
+            Some(items) if items.iter().all(|i| i.as_str().is_some()) => {
+                keywords = items
+                    .iter()
+                    .filter_map(|i| i.as_str().map(str::to_string))
+                    .collect();
+            }
+            _ => {
+                *ok = false;
+                out.push(
+                    err(
+                        e.value.pos,
+                        "plugin.json keywords must be an array of strings".to_string(),
+                    )
+                    .value(e.value.snippet()),
+                );
+            }
+        }
+    }
+    keywords
+}
+
 /// Reads and checks `plugin.json`; `None` means the package is rejected (the reasons are in `out`).
 pub fn read(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> Option<PluginJson> {
     let err = |pos: Pos, msg: String| Diagnostic::error(CheckId::PortableManifest, FILE, pos, msg);
@@ -157,29 +313,7 @@ pub fn read(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> Option<PluginJson>
         }
     }
 
-    match root_node.get("$schema") {
-        None => {
-            ok = false;
-            out.push(
-                err(root_node.pos, "plugin.json declares no $schema".to_string()).hint(format!(
-                    "Add \"$schema\": \"{PLUGIN_SCHEMA_V1}\" (the only supported id)."
-                )),
-            );
-        }
-        Some(e) if e.value.as_str() == Some(PLUGIN_SCHEMA_V1) => {}
-        Some(e) => {
-            ok = false;
-            out.push(
-                err(
-                    e.value.pos,
-                    "plugin.json declares an unsupported or missing Agent Plugins schema"
-                        .to_string(),
-                )
-                .value(e.value.snippet())
-                .hint(format!("Supported: {PLUGIN_SCHEMA_V1}")),
-            );
-        }
-    }
+    check_schema_id(&root_node, &mut ok, out);
 
     let name = match root_node.get("name") {
         None => {
@@ -230,104 +364,13 @@ pub fn read(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> Option<PluginJson>
     let repository = string_field("repository", &mut ok);
     let license = string_field("license", &mut ok);
 
-    let author = root_node.get("author").and_then(|e| match e.value.as_map() {
-        None => {
-            ok = false;
-            out.push(
-                err(e.value.pos, format!("plugin.json author must be an object, not {}", e.value.type_name(Dialect::Json)))
-                    .value(e.value.snippet())
-                    .hint("Write \"author\": {\"name\": \"…\", \"email\": \"…\", \"url\": \"…\"}."),
-            );
-            None
-        }
-        Some(fields) => {
-            let mut author = PortableAuthor::default();
-            for f in fields {
-                let slot = match f.key.as_str() {
-                    "name" => &mut author.name,
-                    "email" => &mut author.email,
-                    "url" => &mut author.url,
-                    _ => {
-                        ok = false;
-                        out.push(
-                            err(f.key_pos, format!("plugin.json author may contain only string name, email, and url fields; found `{}`", f.key))
-                                .value(&f.key),
-                        );
-                        continue;
-                    }
-                };
-                match f.value.as_str() {
-                    Some(s) => *slot = Some(s.to_string()),
-                    None => {
-                        ok = false;
-                        out.push(
-                            err(f.value.pos, format!("plugin.json author.{} must be a string", f.key))
-                                .value(f.value.snippet()),
-                        );
-                    }
-                }
-            }
-            Some(author)
-        }
-    });
+    let author = root_node
+        .get("author")
+        .and_then(|e| read_author(&e.value, &mut ok, out));
 
-    let mut keywords = Vec::new();
-    if let Some(e) = root_node.get("keywords") {
-        match e.value.as_seq() {
-            Some(items) if items.iter().all(|i| i.as_str().is_some()) => {
-                keywords = items
-                    .iter()
-                    .filter_map(|i| i.as_str().map(str::to_string))
-                    .collect();
-            }
-            _ => {
-                ok = false;
-                out.push(
-                    err(
-                        e.value.pos,
-                        "plugin.json keywords must be an array of strings".to_string(),
-                    )
-                    .value(e.value.snippet()),
-                );
-            }
-        }
-    }
+    let keywords = read_keywords(&root_node, &mut ok, out);
 
-    let mut extensions = Vec::new();
-    let mut hermes = None;
-    if let Some(e) = root_node.get("extensions") {
-        match e.value.as_map() {
-            None => out.push(
-                Diagnostic::warning(
-                    CheckId::PortableManifest,
-                    FILE,
-                    e.value.pos,
-                    format!(
-                        "ignored non-object extensions field ({})",
-                        e.value.type_name(Dialect::Json)
-                    ),
-                )
-                .value(e.value.snippet())
-                .hint("extensions is an object keyed by reverse-domain namespaces."),
-            ),
-            Some(namespaces) => {
-                for ns in namespaces {
-                    if ns.value.as_map().is_none() {
-                        ok = false;
-                        out.push(
-                            err(ns.value.pos, format!("plugin.json extension namespace values must be objects; `{}` is {}", ns.key, ns.value.type_name(Dialect::Json)))
-                                .value(ns.value.snippet()),
-                        );
-                        continue;
-                    }
-                    extensions.push(ns.key.clone());
-                    if ns.key == HERMES_NAMESPACE {
-                        hermes = Some(ns.value.clone());
-                    }
-                }
-            }
-        }
-    }
+    let (extensions, hermes) = read_extensions(&root_node, &mut ok, out);
 
     if !ok {
         return None;
