@@ -240,6 +240,44 @@ fn lock_expr_and_offline_build() {
         }
     }
 
+    // Both forms evaluate against a stub of what the hermes-agent module takes:
+    // `extraPlugins = listOf package`, every element a derivation named after its plugin, its
+    // fetcher's arguments equal to the lock's.
+    if let Some(instantiate) = nix_tool("nix-instantiate") {
+        std::fs::write(w.tmp.path().join("stub-pkgs.nix"), STUB_PKGS).unwrap();
+        for name in ["inline.nix", "generic.nix"] {
+            let check = w.tmp.path().join(format!("check-{name}"));
+            std::fs::write(&check, STUB_CHECK.replace("EXPRESSION", name)).unwrap();
+            let out = Command::new(&instantiate)
+                .args(["--eval", "--strict", "--json"])
+                .arg(&check)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let plugin = &seen[0];
+            assert_eq!(plugin["name"], "weather", "{name}: {seen:#}");
+            assert_eq!(plugin["builder"], "runCommand", "{name}: {seen:#}");
+            assert!(
+                plugin["command"]
+                    .as_str()
+                    .unwrap()
+                    .contains("\"$src\"/plugins/weather"),
+                "{name}: {seen:#}"
+            );
+            let fetched = &plugin["src"];
+            assert_eq!(fetched["builder"], "fetchFromGitHub", "{name}: {seen:#}");
+            assert_eq!(fetched["args"]["owner"], pin["owner"]);
+            assert_eq!(fetched["args"]["repo"], pin["repo"]);
+            assert_eq!(fetched["args"]["rev"], pin["rev"]);
+            assert_eq!(fetched["args"]["hash"], pin["hash"]);
+        }
+    }
+
     // Offline builds from the fetched tree and a wheel directory: identical twice.
     let wheels = w.index.wheels().to_path_buf();
     let fetched = w.tmp.path().join("fetched");
@@ -353,3 +391,40 @@ fn walk(root: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Stand-ins for the nixpkgs functions the generated expressions call: each returns a
+/// derivation-shaped set recording how it was called.
+const STUB_PKGS: &str = r#"
+let
+  drv = builder: name: extra: {
+    type = "derivation";
+    inherit name builder;
+    outPath = "/nix/store/00000000000000000000000000000000-${name}";
+  } // extra;
+in
+{
+  fetchFromGitHub = args: drv "fetchFromGitHub" (args.name or "source") { inherit args; };
+  fetchgit = args: drv "fetchgit" (args.name or "source") { inherit args; };
+  runCommand = name: env: command: drv "runCommand" name { inherit command; src = env.src or null; };
+}
+"#;
+
+/// The upstream module's view of `extraPlugins` (`listOf package`; linked by `lib.getName`),
+/// applied to EXPRESSION: fails unless every element is a derivation; prints each element's
+/// name and how it was made.
+const STUB_CHECK: &str = r#"
+let
+  pkgs = import ./stub-pkgs.nix;
+  getName = x: let parse = d: (builtins.parseDrvName d).name; in
+    if builtins.isString x then parse x else x.pname or (parse x.name);
+  isPackage = x: builtins.isAttrs x && (x.type or null) == "derivation";
+  plugins = (import ./EXPRESSION { inherit pkgs; }).services.hermes-agent.extraPlugins;
+  show = x: { name = getName x; inherit (x) builder; }
+    // (if x ? command then { inherit (x) command; } else { })
+    // (if x ? args then { inherit (x) args; } else { })
+    // (if (x.src or null) != null then { src = show x.src; } else { });
+in
+  assert builtins.isList plugins;
+  assert builtins.all isPackage plugins;
+  map show plugins
+"#;
