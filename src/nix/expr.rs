@@ -65,8 +65,14 @@ pub fn render(lock: &NixLock) -> String {
     for p in &lock.plugins {
         let name = derivation_name(&p.key);
         let direct = p.subdir.is_none() && !matches!(p.fetch, Fetch::Path { .. });
+        // `pname` makes `lib.getName` exact even for keys like `tool-2`, which a derivation
+        // name alone would split into name `tool` and version `2`.
+        let pname = string(&name);
         if direct {
-            out.push_str(&format!("    ({})\n", fetcher(p, &name)));
+            out.push_str(&format!(
+                "    ((\n      {}\n    ) // {{ pname = {pname}; }})\n",
+                fetcher(p, &name)
+            ));
             continue;
         }
         let from = match &p.subdir {
@@ -74,7 +80,7 @@ pub fn render(lock: &NixLock) -> String {
             None => "\"$src\"".to_string(),
         };
         out.push_str(&format!(
-            "    (pkgs.runCommand {} {{\n      src = {};\n    }} {})\n",
+            "    ((pkgs.runCommand {} {{\n      src = {};\n    }} {}) // {{ pname = {pname}; }})\n",
             string(&name),
             fetcher(p, &format!("{name}-source")),
             string(&format!("cp -R {from} \"$out\"")),
@@ -127,11 +133,12 @@ let
       name = drvName pin;
       subdir = pin.subdir or null;
     in
-    if subdir == null && pin.fetcher != "path" then
+    (if subdir == null && pin.fetcher != "path" then
       source pin name
     else
       pkgs.runCommand name {{ src = source pin "${{name}}-source"; }}
-        ("cp -R \"$src\"" + (if subdir == null then "" else "/" + subdir) + " \"$out\"");
+        ("cp -R \"$src\"" + (if subdir == null then "" else "/" + subdir) + " \"$out\""))
+    // {{ pname = name; }};
 in
 {{
   services.hermes-agent.extraPlugins = map package lock.plugins;

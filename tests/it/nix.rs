@@ -261,6 +261,7 @@ fn lock_expr_and_offline_build() {
             let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
             let plugin = &seen[0];
             assert_eq!(plugin["name"], "weather", "{name}: {seen:#}");
+            assert_eq!(plugin["pname"], "weather", "{name}: {seen:#}");
             assert_eq!(plugin["builder"], "runCommand", "{name}: {seen:#}");
             assert!(
                 plugin["command"]
@@ -419,7 +420,7 @@ let
     if builtins.isString x then parse x else x.pname or (parse x.name);
   isPackage = x: builtins.isAttrs x && (x.type or null) == "derivation";
   plugins = (import ./EXPRESSION { inherit pkgs; }).services.hermes-agent.extraPlugins;
-  show = x: { name = getName x; inherit (x) builder; }
+  show = x: { name = getName x; pname = x.pname or null; inherit (x) builder; }
     // (if x ? command then { inherit (x) command; } else { })
     // (if x ? args then { inherit (x) args; } else { })
     // (if (x.src or null) != null then { src = show x.src; } else { });
