@@ -52,12 +52,7 @@ fn install_enable_update_rollback_gc() {
     let env = w.json(&["env"]);
     assert_eq!(env["generation"], 1);
     assert_eq!(env["plugins"][0]["key"], "weather");
-    let plugin_dir = PathBuf::from(env["plugins"][0]["path"].as_str().unwrap());
-    assert!(
-        std::fs::read_to_string(plugin_dir.join("plugin.yaml"))
-            .unwrap()
-            .contains("version: 1.0.0")
-    );
+    assert!(current_manifest(&w).contains("version: 1.0.0"));
     assert_eq!(
         w.venv_python(
             "import weatherlib, colorlib; print(weatherlib.__version__, colorlib.__version__)"
@@ -76,13 +71,7 @@ fn install_enable_update_rollback_gc() {
     assert_eq!(updated["plugins"][0]["status"], "updated");
     assert_eq!(updated["plugins"][0]["to"], c2);
     assert_eq!(w.current(), Some(2));
-    let env = w.json(&["env"]);
-    let plugin_dir = PathBuf::from(env["plugins"][0]["path"].as_str().unwrap());
-    assert!(
-        std::fs::read_to_string(plugin_dir.join("plugin.yaml"))
-            .unwrap()
-            .contains("version: 2.0.0")
-    );
+    assert!(current_manifest(&w).contains("version: 2.0.0"));
     assert_eq!(
         w.venv_python("import weatherlib; print(weatherlib.__version__)"),
         "2.0.0"
@@ -98,13 +87,7 @@ fn install_enable_update_rollback_gc() {
     let back = w.json(&["generations", "rollback"]);
     assert_eq!(back["to"], 1);
     assert_eq!(w.current(), Some(1));
-    let env = w.json(&["env"]);
-    let plugin_dir = PathBuf::from(env["plugins"][0]["path"].as_str().unwrap());
-    assert!(
-        std::fs::read_to_string(plugin_dir.join("plugin.yaml"))
-            .unwrap()
-            .contains("version: 1.0.0")
-    );
+    assert!(current_manifest(&w).contains("version: 1.0.0"));
     assert_eq!(
         w.venv_python("import weatherlib; print(weatherlib.__version__)"),
         "1.0.0"
@@ -541,12 +524,7 @@ fn relative_home_records_paths_inside_the_generation() {
             .current_dir(w.tmp.path())
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        String::from_utf8_lossy(&succeeded(out)).into_owned()
     };
     run(&[
         "--home",
@@ -745,6 +723,13 @@ fn the_environment_is_recorded_and_core_is_never_guessed() {
             .unwrap()
             .starts_with("installed ")
     );
+}
+
+/// The `plugin.yaml` of the first plugin the current generation's `env` lists.
+fn current_manifest(w: &World) -> String {
+    let env = w.json(&["env"]);
+    let plugin_dir = PathBuf::from(env["plugins"][0]["path"].as_str().unwrap());
+    std::fs::read_to_string(plugin_dir.join("plugin.yaml")).unwrap()
 }
 
 /// A plugin repository whose manifest carries `extra`.

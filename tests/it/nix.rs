@@ -143,12 +143,7 @@ fn lock_expr_and_offline_build() {
             .env("SOURCE_DATE_EPOCH", "1700000000")
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        String::from_utf8_lossy(&common::succeeded(out)).into_owned()
     };
     run(&[
         "install",
@@ -227,15 +222,12 @@ fn lock_expr_and_offline_build() {
         for (name, text) in [("inline.nix", &inline), ("generic.nix", &generic)] {
             let file = w.tmp.path().join(name);
             std::fs::write(&file, text).unwrap();
-            let out = Command::new(&parse)
-                .arg("--parse")
-                .arg(&file)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{name}:\n{text}\n{}",
-                String::from_utf8_lossy(&out.stderr)
+            common::succeeded(
+                Command::new(&parse)
+                    .arg("--parse")
+                    .arg(&file)
+                    .output()
+                    .unwrap(),
             );
         }
     }
@@ -253,12 +245,7 @@ fn lock_expr_and_offline_build() {
                 .arg(&check)
                 .output()
                 .unwrap();
-            assert!(
-                out.status.success(),
-                "{name}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let seen: Value = serde_json::from_slice(&common::succeeded(out)).unwrap();
             let plugin = &seen[0];
             assert_eq!(plugin["name"], "weather", "{name}: {seen:#}");
             assert_eq!(plugin["pname"], "weather", "{name}: {seen:#}");
