@@ -24,7 +24,7 @@ pub struct AuditEntry {
     /// How it was decided: `prompt`, `--grant`, `--yes`, `--yes-deps`, `capabilities --revoke`,
     /// `update` (automatic revocation of capabilities no longer declared), ….
     pub by: String,
-    /// The OS user who ran the command (`$USER`), when known.
+    /// The account that ran the command (from the password database by effective uid).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
 }

@@ -256,7 +256,7 @@ async fn install_locked(
                 request.index.primary(),
                 anstream::adapter::strip_str(err.report())
             )),
-            other => EngineError::index(request.index.primary(), &other),
+            other => engine::classify(&request.index, &other),
         })?;
 
     let site_packages =
@@ -296,7 +296,7 @@ async fn install_locked(
         preparer
             .prepare(plan.remote.clone(), &InFlight::default(), &resolution)
             .await
-            .map_err(|e| EngineError::index(request.index.primary(), &e))?
+            .map_err(|e| engine::classify(&request.index, &e))?
     };
     let installs: Vec<_> = wheels.into_iter().chain(plan.cached).collect();
     if !installs.is_empty() {

@@ -417,7 +417,7 @@ pub fn environment(
     let env_path = cx.layout.env_file();
     let current_text = match &decisions.env_text {
         Some(t) => t.clone(),
-        None => std::fs::read_to_string(&env_path).unwrap_or_default(),
+        None => super::read_user_file(&env_path)?.unwrap_or_default(),
     };
     let known = env_file::parse(&current_text);
     let missing: Vec<_> = declared

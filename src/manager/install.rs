@@ -435,13 +435,15 @@ pub fn install(
             code @ (Code::ConsentRequired | Code::ConsentRefused),
             message,
         )) if enable && !active => {
-            apply::apply(
+            // Kept installed only if that needs no consent either (a profile listing it by
+            // hand would enable it): otherwise the refusal stands and nothing changes.
+            let kept = apply::apply(
                 cx,
                 Change {
                     operation: format!("install {} (not enabled)", request.spec.display()),
                     edits: Vec::new(),
                     installed: Some(keep),
-                    deps: DepsConsent::Yes,
+                    deps: DepsConsent::No,
                     grants: GrantFlags::default(),
                     accept_surface: false,
                     plan: PlanMode::Off,
@@ -449,7 +451,10 @@ pub fn install(
                 },
                 &mut super::NoInput,
                 feedback,
-            )?;
+            );
+            if kept.is_err() {
+                return Err(ManagerError::Coded(code, message));
+            }
             return Err(ManagerError::Coded(
                 code,
                 message.replace(

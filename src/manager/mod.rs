@@ -201,6 +201,21 @@ impl From<LockError> for ManagerError {
     }
 }
 
+/// A user file (`config.yaml`, `.env`) as text, `None` when it does not exist. Any other
+/// failure is an error naming the file: an unreadable file is never taken for an empty one
+/// (which the edit would then overwrite).
+pub(crate) fn read_user_file(path: &std::path::Path) -> Result<Option<String>, ManagerError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ManagerError::caused(
+            Code::Io,
+            format!("cannot read {}", path.display()),
+            &e,
+        )),
+    }
+}
+
 /// The writer lock (waiting at most `cx.lock_wait`) plus crash recovery: what every mutating
 /// command starts with.
 pub fn begin_writing(
@@ -233,19 +248,37 @@ pub fn begin_writing(
 }
 
 /// The kill-list entry (SRC-4) naming `name` or `repo` in the configured catalog's
-/// `removed.yaml`, if any.
+/// `removed.yaml`, if any. A kill list that cannot be read fails closed: an error naming its
+/// first problem (file, line, what is wrong), never an empty list.
 pub fn removed_entry(
     cx: &Context,
     name: Option<&str>,
     repo: Option<&str>,
-) -> Option<(std::path::PathBuf, crate::catalog::Removed)> {
-    let path = cx.fetch.catalog.as_ref()?.join("removed.yaml");
+) -> Result<Option<(std::path::PathBuf, crate::catalog::Removed)>, ManagerError> {
+    let Some(catalog) = cx.fetch.catalog.as_ref() else {
+        return Ok(None);
+    };
+    let path = catalog.join("removed.yaml");
     if !path.exists() {
-        return None;
+        return Ok(None);
     }
-    let (list, _) = crate::catalog::removed::load(&path);
-    let hit = crate::catalog::removed::blocked(&list, name, repo)?.clone();
-    Some((path, hit))
+    let (list, findings) = crate::catalog::removed::load(&path);
+    if let Some(bad) = findings
+        .iter()
+        .find(|f| f.severity == crate::diag::Severity::Error)
+    {
+        return Err(ManagerError::coded(
+            Code::Removed,
+            format!(
+                "the catalog's kill list {}:{} cannot be read ({}): nothing is installed while it is broken; fix it with `hermes-plugins catalog check {}`",
+                path.display(),
+                bad.pos.line,
+                bad.message,
+                catalog.display()
+            ),
+        ));
+    }
+    Ok(crate::catalog::removed::blocked(&list, name, repo).map(|hit| (path, hit.clone())))
 }
 
 /// The kill list (SRC-4) before anything is fetched: a catalog entry by its name and its
@@ -305,7 +338,7 @@ fn check_removed_as(
     allow: bool,
     feedback: &mut dyn Feedback,
 ) -> Result<(), ManagerError> {
-    let Some((path, hit)) = removed_entry(cx, name, repo) else {
+    let Some((path, hit)) = removed_entry(cx, name, repo)? else {
         return Ok(());
     };
     let why = format!(

@@ -98,7 +98,11 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
             };
             status.insert(profile.name.clone(), text);
         }
-        if super::removed_entry(cx, Some(&p.name), p.source.url.as_deref()).is_some() {
+        // An unreadable kill list blocks everything it could name.
+        if !matches!(
+            super::removed_entry(cx, Some(&p.name), p.source.url.as_deref()),
+            Ok(None)
+        ) {
             for s in status.values_mut() {
                 *s = format!("blocked ({s}; on the catalog's removal list)");
             }
@@ -406,7 +410,7 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
     let mut audit_entries = Vec::new();
     for name in names {
         let config = cx.config_path(&name);
-        let text = std::fs::read_to_string(&config).unwrap_or_default();
+        let text = super::read_user_file(&config)?.unwrap_or_default();
         let want: BTreeSet<String> = doc
             .profiles
             .get(&name)
@@ -444,7 +448,13 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
                 .map(|g| g.iter().cloned().collect())
                 .unwrap_or_default();
             let recorded = capabilities::read(&new_text, key).unwrap_or_default();
-            if recorded.granted == target_grants {
+            let target_origin = doc
+                .plugin(key)
+                .map(|p| super::consent_step::grant_origin(&p.source));
+            let same_source = target_grants.is_empty()
+                || recorded.source.is_none()
+                || recorded.source == target_origin;
+            if recorded.granted == target_grants && same_source {
                 continue;
             }
             let edited = match doc.plugin(key).filter(|_| !target_grants.is_empty()) {
@@ -506,7 +516,12 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
     }
     tx.edit_file(&cx.layout.installed(), installed.to_json().as_bytes())?;
     tx.commit()?;
-    crate::consent::audit::append(&cx.layout.audit_log(), &audit_entries)?;
+    if let Err(e) = crate::consent::audit::append(&cx.layout.audit_log(), &audit_entries) {
+        tracing::warn!(
+            "rolled back, but {} could not be appended to: {e}",
+            cx.layout.audit_log().display()
+        );
+    }
     Ok((current, target))
 }
 

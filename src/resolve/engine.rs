@@ -176,6 +176,8 @@ pub enum EngineError {
         path: PathBuf,
         /// What went wrong.
         message: String,
+        /// The errors that caused it, outermost first.
+        causes: Vec<String>,
     },
     /// The index could not be reached or read.
     #[error("cannot read the package index {url}: {message}")]
@@ -201,12 +203,23 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// The stable code of this failure: the index (`network`), the interpreter, or the
+    /// environment.
+    pub fn code(&self) -> crate::exit::Code {
+        use crate::exit::Code;
+        match self {
+            EngineError::Index { .. } => Code::Network,
+            EngineError::Interpreter { .. } => Code::Interpreter,
+            _ => Code::Environment,
+        }
+    }
+
     /// The errors that caused this one, outermost first (empty when it is its own cause).
     pub fn causes(&self) -> Vec<String> {
         match self {
-            EngineError::Index { causes, .. } | EngineError::Failed { causes, .. } => {
-                causes.clone()
-            }
+            EngineError::Index { causes, .. }
+            | EngineError::Failed { causes, .. }
+            | EngineError::Interpreter { causes, .. } => causes.clone(),
             _ => Vec::new(),
         }
     }
@@ -239,10 +252,13 @@ pub fn explain(error: &(dyn std::error::Error + 'static)) -> (String, Vec<String
 /// Whether a resolver error is the network's: uv's client error, at the top or anywhere in
 /// the chain (typed); for errors uv wraps as text only, the words its client uses.
 fn is_network(error: &ResolveError) -> bool {
-    if matches!(error, ResolveError::Client(_)) {
-        return true;
-    }
-    let mut next: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    matches!(error, ResolveError::Client(_)) || chain_is_network(error)
+}
+
+/// Whether an error of uv is the network's: a `uv_client::Error` or a connection-level
+/// `io::Error` anywhere below it; for errors uv wraps as text only, the words its client uses.
+fn chain_is_network(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = error.source();
     while let Some(cause) = next {
         if cause.downcast_ref::<uv_client::Error>().is_some()
             || cause.downcast_ref::<std::io::Error>().is_some_and(|io| {
@@ -530,9 +546,13 @@ fn query_interpreter(python: &std::path::Path, cache: &Cache) -> Result<Interpre
     if let Some(found) = SEEN.lock().ok().and_then(|m| m.get(python).cloned()) {
         return Ok(found);
     }
-    let interpreter = Interpreter::query(python, cache).map_err(|e| EngineError::Interpreter {
-        path: python.to_path_buf(),
-        message: e.to_string(),
+    let interpreter = Interpreter::query(python, cache).map_err(|e| {
+        let (message, causes) = explain(&e);
+        EngineError::Interpreter {
+            path: python.to_path_buf(),
+            message,
+            causes,
+        }
     })?;
     if let Ok(mut m) = SEEN.lock() {
         m.insert(python.to_path_buf(), interpreter.clone());
@@ -544,11 +564,15 @@ fn query_interpreter(python: &std::path::Path, cache: &Cache) -> Result<Interpre
 /// `PATH` (`python3`, `python3.12`), an implementation (`cpython@3.12`), or a path; virtual
 /// environments and uv-managed interpreters count. Returns its executable.
 pub fn find_interpreter(request: &str) -> Result<PathBuf, EngineError> {
-    let not_found = |message: String| EngineError::Interpreter {
-        path: PathBuf::from(request),
-        message,
+    let not_found = |error: &(dyn std::error::Error + 'static)| {
+        let (message, causes) = explain(error);
+        EngineError::Interpreter {
+            path: PathBuf::from(request),
+            message,
+            causes,
+        }
     };
-    let cache = Cache::temp().map_err(|e| not_found(e.to_string()))?;
+    let cache = Cache::temp().map_err(|e| not_found(&e))?;
     let parsed = uv_python::PythonRequest::parse(request);
     let found = uv_python::PythonInstallation::find_existing(
         &parsed,
@@ -556,7 +580,7 @@ pub fn find_interpreter(request: &str) -> Result<PathBuf, EngineError> {
         uv_python::PythonPreference::Managed,
         &cache,
     )
-    .map_err(|e| not_found(strip(&e.to_string())))?;
+    .map_err(|e| not_found(&e))?;
     let interpreter = found.into_interpreter();
     Ok(interpreter.sys_executable().to_path_buf())
 }
@@ -882,6 +906,16 @@ fn classify_error(index: &IndexConfig, error: ResolveError) -> EngineError {
         client_error(index, &error)
     } else {
         EngineError::failed(&error)
+    }
+}
+
+/// Any uv error while installing: the index's when the network failed (see
+/// [`chain_is_network`]), else uv's own failure — with its causes either way.
+pub fn classify(index: &IndexConfig, error: &(dyn std::error::Error + 'static)) -> EngineError {
+    if chain_is_network(error) {
+        client_error(index, error)
+    } else {
+        EngineError::failed(error)
     }
 }
 

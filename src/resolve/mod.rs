@@ -68,13 +68,7 @@ pub enum Failure {
 impl Failure {
     /// The failure of an engine error, coded by what was not usable.
     fn of_engine(e: EngineError) -> Failure {
-        let code = match &e {
-            EngineError::Index { .. } => Code::Network,
-            EngineError::Interpreter { .. } => Code::Interpreter,
-            _ => Code::Environment,
-        };
-        let causes = e.causes();
-        Failure::Environment(code, e.to_string(), causes)
+        Failure::Environment(e.code(), e.to_string(), e.causes())
     }
 }
 

@@ -30,6 +30,8 @@ pub fn bin() -> Command {
     cmd.env("HERMES_PLUGINS_NO_CORE", "1");
     cmd.env_remove("HERMES_PLUGINS_DEBUG");
     cmd.env("NO_COLOR", "1");
+    // The tests' indexes are on 127.0.0.1: never through a proxy from the environment.
+    cmd.env("NO_PROXY", "127.0.0.1,localhost");
     cmd
 }
 

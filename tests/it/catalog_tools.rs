@@ -291,8 +291,29 @@ fn search_and_the_kill_list() {
         err.contains("removal list") && err.contains("malware") && err.contains("--allow-removed"),
         "{err}"
     );
-    let (code, _, err) = c.run(&["install", "forecast"]);
+    let (code, out, err) = c.run(&["--json", "install", "forecast"]);
     assert_eq!(code, Some(1), "{err}");
+    let refusal: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(refusal["error"]["code"], "removed", "{refusal:#}");
+    // A kill list that cannot be read fails closed: nothing installs, the file is named.
+    let kill_list = std::fs::read_to_string(c.catalog.join("removed.yaml")).unwrap();
+    std::fs::write(
+        c.catalog.join("removed.yaml"),
+        "removed:\n  - reason: no name\n",
+    )
+    .unwrap();
+    let (code, out, err) = c.run(&["--json", "install", "search-me-not"]);
+    assert_eq!(code, Some(1), "{err}");
+    let refusal: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(refusal["error"]["code"], "removed", "{refusal:#}");
+    assert!(
+        refusal["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("removed.yaml"),
+        "{refusal:#}"
+    );
+    std::fs::write(c.catalog.join("removed.yaml"), kill_list).unwrap();
     // Checked before any fetch: an entry whose repository is gone is refused for what it is
     // (reason and date), not with a clone error; a git URL spelled another way is the same repo.
     let gone = c.repo("oldtool", &[]);

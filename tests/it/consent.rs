@@ -70,10 +70,13 @@ fn interactive(w: &World, args: &[&str], answers: &[(&str, &str)]) -> (i32, Stri
         .current_dir(repo())
         .output()
         .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let transcript = String::from_utf8_lossy(&out.stdout).into_owned();
+    // Every expected prompt must have been asked: a prompt that never came is a failure.
+    assert!(
+        !transcript.contains("[pty_drive: unanswered prompts"),
+        "{args:?}: {transcript}"
+    );
+    (out.status.code().unwrap_or(-1), transcript)
 }
 
 #[test]

@@ -854,6 +854,17 @@ fn requires_plugins_needs_the_other_plugin_enabled_in_range() {
     // Its requirement cannot be disabled from under it.
     let (code, out, _) = w.run(&["--json", "disable", "base"]);
     assert_eq!(code, Some(1), "{out}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["error"]["code"], "requires-plugins", "{doc:#}");
+    assert_eq!(
+        w.json(&["list"])["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["key"] == "base")
+            .unwrap()["status"]["default"],
+        "enabled"
+    );
     w.ok(&["disable", "addon"]);
     w.ok(&["disable", "base"]);
 }

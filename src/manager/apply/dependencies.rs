@@ -126,10 +126,15 @@ pub(super) fn consent(
         ));
     }
     for (name, added, _) in asks {
+        // Audited under the plugin's key (what `show --audit` looks up), not its name.
+        let key = plugins
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(name, |p| p.key.clone());
         decisions.audit.push(audit::AuditEntry {
             time: audit::now(),
             profile: cx.profile.clone(),
-            plugin: name,
+            plugin: key,
             action: "deps".into(),
             items: added,
             by: match change.deps {

@@ -4,8 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use sha2::{Digest, Sha256};
-
 use crate::generation::doc::{
     CoreIdentity, GenPlugin, GenerationDoc, IndexRecord, ProfileSelection,
 };
@@ -140,7 +138,7 @@ fn environment(cx: &Context) -> serde_json::Map<String, serde_json::Value> {
 
 fn digest_of(doc: serde_json::Map<String, serde_json::Value>) -> String {
     let text = serde_json::Value::Object(doc).to_string();
-    format!("sha256:{}", hex(&Sha256::digest(text.as_bytes())))
+    format!("sha256:{}", sha256_hex(text.as_bytes()))
 }
 
 /// The inputs digest (GEN-5): everything that decides a generation's content.
@@ -193,10 +191,10 @@ pub(super) fn resolution_digest(cx: &Context, request: &Request) -> String {
     digest_of(doc)
 }
 
-use crate::hash::hex;
+use crate::hash::sha256_hex;
 
 fn file_sha256(path: &std::path::Path) -> String {
     std::fs::read(path)
-        .map(|b| hex(&Sha256::digest(&b)))
+        .map(|b| sha256_hex(&b))
         .unwrap_or_default()
 }

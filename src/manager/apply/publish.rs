@@ -15,7 +15,6 @@ use crate::generation::doc::{self, GenPlugin, GenerationDoc, ProfileSelection, P
 use crate::generation::publish::Transaction;
 use crate::manager::consent_step::Decisions;
 use crate::manager::{Context, Feedback, ManagerError};
-use crate::resolve::engine::EngineError;
 
 /// The user files a change edits: every profile's `config.yaml` whose text changed,
 /// `installed.json` when the change carries one, `.env` when values were entered (0600).
@@ -57,8 +56,20 @@ pub(super) fn edit_only(
     let mut tx = Transaction::begin_switch(&cx.layout, &files.change.operation, current)?;
     files.edit(cx, &mut tx)?;
     tx.commit()?;
-    audit::append(&cx.layout.audit_log(), &files.decisions.audit)?;
+    append_audit(cx, &files.decisions.audit);
     Ok(())
+}
+
+/// Appends the audit entries of a committed operation; a failure is a warning naming the log
+/// (the operation is done and stays done).
+fn append_audit(cx: &Context, entries: &[audit::AuditEntry]) {
+    let log = cx.layout.audit_log();
+    if let Err(e) = audit::append(&log, entries) {
+        tracing::warn!(
+            "the change is committed, but {} could not be appended to: {e}",
+            log.display()
+        );
+    }
 }
 
 /// What a publication needs besides the user files.
@@ -140,8 +151,7 @@ pub(super) fn publish(
         Err(e) => {
             tx.abort()?;
             let code = match &e {
-                build::BuildError::Install(EngineError::Index { .. }) => Code::Network,
-                build::BuildError::Install(EngineError::Interpreter { .. }) => Code::Interpreter,
+                build::BuildError::Install(engine) => engine.code(),
                 build::BuildError::Io(_) => Code::Io,
                 _ => Code::Environment,
             };
@@ -166,7 +176,7 @@ pub(super) fn publish(
         return Err(e);
     }
     tx.commit()?;
-    audit::append(&cx.layout.audit_log(), &files.decisions.audit)?;
+    append_audit(cx, &files.decisions.audit);
     tracing::debug!("published in {:?}", started.elapsed());
     let changes = current
         .map(|old| input_changes(old, &built))

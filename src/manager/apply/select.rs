@@ -49,17 +49,6 @@ fn user_plugin_dir(user_plugins: &Path, name: &str) -> Option<PathBuf> {
     (dir.join("plugin.yaml").is_file() || dir.join("plugin.yml").is_file()).then_some(dir)
 }
 
-fn read_text(path: &Path) -> Result<Option<String>, ManagerError> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ManagerError::Environment(format!(
-            "{}: {e}",
-            path.display()
-        ))),
-    }
-}
-
 /// Reads every profile, applies the change's edits and works out the selections.
 pub(super) fn select(
     cx: &Context,
@@ -74,7 +63,7 @@ pub(super) fn select(
     }
     let mut states: BTreeMap<String, ProfileState> = BTreeMap::new();
     for p in read {
-        let original = read_text(&p.config)?;
+        let original = crate::manager::read_user_file(&p.config)?;
         states.insert(
             p.name.clone(),
             ProfileState {

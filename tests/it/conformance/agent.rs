@@ -361,7 +361,10 @@ fn an_external_plugin_loads_where_it_is_with_its_requirements_from_the_generatio
     // Its requirements join the generation, with dependency consent like any plugin's.
     let (code, _, err) = w.run(&["sync"]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("colorlib"), "{err}");
+    assert!(
+        err.contains("colorlib") && err.contains("--yes-deps"),
+        "{err}"
+    );
     let (code, _, err) = w.run(&["sync", "--yes-deps"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("not managed by hermes-plugins"), "{err}");
