@@ -9,7 +9,7 @@ use crate::catalog::{self, resolve_all, review};
 use crate::report;
 use crate::resolve::{Failure, Request};
 
-use super::manage::{self, ResolverArgs, home};
+use super::manage::{ResolverArgs, home};
 use super::validate::OutputFormat;
 use super::{CliError, GlobalArgs, Status};
 
@@ -117,8 +117,8 @@ fn render(
         OutputFormat::Human => report::human::render(
             report,
             report::human::Options {
-                color: global.stdout_color(),
-                show_info: global.verbose > 0,
+                color: global.printer.color(),
+                show_info: global.printer.verbose(),
             },
         ),
         OutputFormat::Json => super::json::text(super::json::Schema::ValidateReport, report),
@@ -145,12 +145,12 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             }
             let outcome = catalog::check::check(paths);
             let report = catalog::report::to_report(&outcome, *strict);
-            let format = if global.json {
+            let format = if global.printer.json() {
                 OutputFormat::Json
             } else {
                 *format
             };
-            super::emit(
+            global.printer.rendered(
                 &render(&report, format, global, &catalog::finding::rules()),
                 true,
             );
@@ -172,7 +172,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                     review::ReviewError::Network(m) => CliError::coded(super::Code::Network, m),
                     review::ReviewError::Fetch(m) => CliError::coded(super::Code::Invalid, m),
                 })?;
-            let format = if global.json {
+            let format = if global.printer.json() {
                 ReviewFormat::Json
             } else {
                 *format
@@ -186,7 +186,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                     report::sarif::render(&review::to_report(&r), &review::rules()) + "\n"
                 }
             };
-            super::emit(
+            global.printer.rendered(
                 &text,
                 matches!(format, ReviewFormat::Json | ReviewFormat::Sarif),
             );
@@ -235,7 +235,6 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 previous: None,
             };
             let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
-            let quiet = global.json || global.quiet;
             let git_cache = crate::home::Layout::new(&home(global)).git_cache();
             let result = resolve_all::resolve_all(
                 &entries,
@@ -243,11 +242,8 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 &base,
                 &git_cache,
                 scratch.path(),
-                &mut |m| {
-                    if !quiet {
-                        tracing::info!("{m}");
-                    }
-                },
+                // Progress is a log line: shown with -v, never with --quiet or on stdout.
+                &mut |m| tracing::info!("{m}"),
             )
             .map_err(|f| match f {
                 Failure::Environment(code, m, causes) => CliError::coded(code, m).caused_by(causes),
@@ -255,7 +251,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                     CliError::coded(super::Code::Conflict, c.sentences.join("; "))
                 }
             })?;
-            let format = if global.json {
+            let format = if global.printer.json() {
                 ResolveAllFormat::Json
             } else {
                 *format
@@ -267,7 +263,9 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 }
                 ResolveAllFormat::Github => resolve_all::github(&result),
             };
-            super::emit(&text, matches!(format, ResolveAllFormat::Json));
+            global
+                .printer
+                .rendered(&text, matches!(format, ResolveAllFormat::Json));
             Ok(if result.entries.iter().all(|e| e.ok) {
                 Status::Ok
             } else {
@@ -289,16 +287,17 @@ pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError
         .filter_map(|(_, e, _)| e)
         .collect();
     let hits = catalog::search::search(&entries, &args.query);
-    if global.json {
-        manage::print_json(
+    if global.printer.json() {
+        global.printer.document(
             super::json::Schema::Search,
             &serde_json::json!({ "query": args.query, "results": hits }),
         );
     } else if hits.is_empty() {
-        outln!("No catalog entry matches `{}`", args.query);
+        outln!(global.printer, "No catalog entry matches `{}`", args.query);
     } else {
         for h in &hits {
             outln!(
+                global.printer,
                 "{:<28} {:<10} {:>2} tool(s)  {}",
                 h.name,
                 h.tier.as_deref().unwrap_or("community"),

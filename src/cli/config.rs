@@ -95,7 +95,7 @@ fn check(key: &str, values: &[String]) -> Result<Vec<String>, CliError> {
 
 /// Runs `config`.
 pub fn run(args: &ConfigArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let cx = manage::read_context(global);
+    let cx = manage::read_context(global)?;
     let layout: &Layout = &cx.layout;
     let path = layout.settings();
     let change = |edit: &dyn Fn(&mut Settings) -> Result<(), CliError>| {
@@ -112,8 +112,8 @@ pub fn run(args: &ConfigArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             let settings = Settings::read(&path).map_err(settings_error)?;
             if let Some(key) = key {
                 let value = settings.get(key).map_err(settings_error)?;
-                if global.json {
-                    manage::print_json(
+                if global.printer.json() {
+                    global.printer.document(
                         Schema::Config,
                         &json!({ "file": path, "key": key, "value": value }),
                     );
@@ -121,11 +121,11 @@ pub fn run(args: &ConfigArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                     match v {
                         serde_json::Value::Array(items) => {
                             for i in items {
-                                outln!("{}", i.as_str().unwrap_or_default());
+                                outln!(global.printer, "{}", i.as_str().unwrap_or_default());
                             }
                         }
-                        serde_json::Value::String(s) => outln!("{s}"),
-                        other => outln!("{other}"),
+                        serde_json::Value::String(s) => outln!(global.printer, "{s}"),
+                        other => outln!(global.printer, "{other}"),
                     }
                 }
                 return Ok(Status::Ok);
@@ -138,14 +138,16 @@ pub fn run(args: &ConfigArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         }
         ConfigAction::Unset { key } => change(&|s| s.unset(key).map_err(settings_error))?,
     };
-    if global.json {
+    if global.printer.json() {
         let mut shown = serde_json::Map::new();
         for key in KEYS {
             if let Some(v) = settings.get(key).map_err(settings_error)? {
                 shown.insert(key.to_string(), v);
             }
         }
-        manage::print_json(Schema::Config, &json!({ "file": path, "settings": shown }));
+        global
+            .printer
+            .document(Schema::Config, &json!({ "file": path, "settings": shown }));
     } else {
         for key in KEYS {
             let value = settings.get(key).map_err(settings_error)?;
@@ -159,7 +161,7 @@ pub fn run(args: &ConfigArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 Some(serde_json::Value::String(s)) => s,
                 Some(other) => other.to_string(),
             };
-            outln!("{key:<16} {text}");
+            outln!(global.printer, "{key:<16} {text}");
         }
     }
     Ok(Status::Ok)

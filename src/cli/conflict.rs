@@ -4,7 +4,7 @@ use crate::resolve;
 
 /// Prints a conflict for people: the sentences and uv's report (`--json` puts it in the
 /// error document's `details`).
-pub fn print_conflict(conflict: &resolve::conflict::Conflict) {
+pub fn print_conflict(printer: &super::Printer, conflict: &resolve::conflict::Conflict) {
     let mut text = String::from("No solution:\n");
     for s in &conflict.sentences {
         text.push_str(&format!("  - {s}\n"));
@@ -18,5 +18,5 @@ pub fn print_conflict(conflict: &resolve::conflict::Conflict) {
     for h in &conflict.hints {
         text.push_str(&format!("  hint: {h}\n"));
     }
-    super::emit(&text, false);
+    printer.rendered(&text, false);
 }

@@ -3,8 +3,10 @@
 //! what a variable decides reaches the library as a value (the [`crate::manager::Context`],
 //! the git configuration, a timestamp). The one exception is `HERMES_PLUGINS_FAULT`, the test
 //! hook of [`crate::generation::faults`]. Variables the binary *sets* for a child (`exec`)
-//! belong to [`crate::agent`]. uv's client crates read their own (`SSL_CERT_FILE`,
-//! `SSL_CERT_DIR`, `HTTP(S)_PROXY`, `ALL_PROXY`, `NO_PROXY`, `NETRC`), as uv does.
+//! belong to [`crate::agent`]. uv's crates read their own, as uv does: the client
+//! `SSL_CERT_FILE`, `SSL_CERT_DIR`, `HTTP(S)_PROXY`, `ALL_PROXY`, `NO_PROXY` and `NETRC`;
+//! `uv_configuration::min_stack_size` `UV_STACK_SIZE` (then `RUST_MIN_STACK`) for the
+//! resolver threads' stacks.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -88,9 +90,36 @@ pub fn now() -> Result<jiff::Timestamp, String> {
     }
 }
 
-/// `SOURCE_DATE_EPOCH`, when it is a number of seconds.
-pub fn source_date_epoch() -> Option<i64> {
-    value(EnvVars::SOURCE_DATE_EPOCH).and_then(|v| v.trim().parse().ok())
+/// `SOURCE_DATE_EPOCH` (seconds since the Unix epoch) when set; a value that is not a
+/// number is an error, as the reproducible-builds specification asks, never ignored.
+pub fn source_date_epoch() -> Result<Option<i64>, String> {
+    match value(EnvVars::SOURCE_DATE_EPOCH) {
+        None => Ok(None),
+        Some(text) => text.trim().parse().map(Some).map_err(|_| {
+            format!(
+                "{} must be a number of seconds since the Unix epoch, not `{}`",
+                EnvVars::SOURCE_DATE_EPOCH,
+                crate::text::escape(&text)
+            )
+        }),
+    }
+}
+
+/// `HERMES_PLUGINS_GIT_INSTEAD_OF`: `PREFIX=REPLACEMENT` rules separated by whitespace; a
+/// rule without `=` or with an empty prefix is an error naming it.
+fn instead_of_rules(text: &str) -> Result<Vec<(String, String)>, String> {
+    text.split_whitespace()
+        .map(|rule| match rule.split_once('=') {
+            Some((prefix, replacement)) if !prefix.is_empty() => {
+                Ok((prefix.to_string(), replacement.to_string()))
+            }
+            _ => Err(format!(
+                "{}: `{}` is not a PREFIX=REPLACEMENT rule",
+                EnvVars::HERMES_PLUGINS_GIT_INSTEAD_OF,
+                crate::text::escape(rule)
+            )),
+        })
+        .collect()
 }
 
 /// The names of the variables set in this process (whatever their value): a plugin's
@@ -127,16 +156,10 @@ pub fn git_config() -> Result<crate::source::git::GitConfig, String> {
             *field = Duration::from_secs(seconds);
         }
     }
-    let instead_of = value(EnvVars::HERMES_PLUGINS_GIT_INSTEAD_OF)
-        .map(|rules| {
-            rules
-                .split_whitespace()
-                .filter_map(|rule| rule.split_once('='))
-                .filter(|(prefix, _)| !prefix.is_empty())
-                .map(|(p, r)| (p.to_string(), r.to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let instead_of = match value(EnvVars::HERMES_PLUGINS_GIT_INSTEAD_OF) {
+        Some(rules) => instead_of_rules(&rules)?,
+        None => Vec::new(),
+    };
     Ok(crate::source::git::GitConfig {
         timeouts,
         ca_file: value(EnvVars::GIT_SSL_CAINFO)
@@ -145,4 +168,26 @@ pub fn git_config() -> Result<crate::source::git::GitConfig, String> {
         ca_dir: value(EnvVars::SSL_CERT_DIR).map(Into::into),
         instead_of,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instead_of_rules_are_pairs_and_a_malformed_rule_is_named() {
+        assert_eq!(
+            instead_of_rules("https://github.com/=file:///mirror/ a=b").unwrap(),
+            vec![
+                (
+                    "https://github.com/".to_string(),
+                    "file:///mirror/".to_string()
+                ),
+                ("a".to_string(), "b".to_string())
+            ]
+        );
+        let err = instead_of_rules("a=b https://github.com/").unwrap_err();
+        assert!(err.contains("`https://github.com/`"), "{err}");
+        assert!(instead_of_rules("=x").is_err());
+    }
 }

@@ -46,11 +46,11 @@ pub fn run(args: &ExecArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             layout.pm.display()
         ))
     })?;
-    if lease.is_none() && !global.quiet {
-        errln!(
-            "note: no generation is published under {} yet: the agent runs with no managed plugins",
+    if lease.is_none() {
+        global.printer.note(&format!(
+            "no generation is published under {} yet: the agent runs with no managed plugins",
             layout.pm.display()
-        );
+        ));
     }
     let runtime = agent::runtime_dir(&layout).map_err(|e| {
         CliError::environment(format!(

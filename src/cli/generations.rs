@@ -44,17 +44,24 @@ pub enum GenerationsAction {
 
 /// Runs `generations`.
 pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let cx = manage::read_context(global);
+    let cx = manage::read_context(global)?;
     match &args.action {
         GenerationsAction::List => {
             let rows = query::generations(&cx);
-            if global.json {
-                manage::print_json(Schema::Generations, &json!({ "generations": rows }));
+            if global.printer.json() {
+                global
+                    .printer
+                    .document(Schema::Generations, &json!({ "generations": rows }));
             } else if rows.is_empty() {
-                outln!("No generations under {}", cx.layout.generations().display());
+                outln!(
+                    global.printer,
+                    "No generations under {}",
+                    cx.layout.generations().display()
+                );
             } else {
                 for r in rows {
                     outln!(
+                        global.printer,
                         "{} {:>4}  {}  {:<28} {} package(s), plugins: {}",
                         if r.current { "*" } else { " " },
                         r.number,
@@ -76,13 +83,13 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
                 .map_err(|e| manage::failure(e, global))?;
             let (from, to) =
                 query::rollback(&cx, *number).map_err(|e| manage::failure(e, global))?;
-            if global.json {
-                manage::print_json(
+            if global.printer.json() {
+                global.printer.document(
                     Schema::Operation,
                     &json!({ "operation": "rollback", "from": from, "to": to }),
                 );
             } else {
-                outln!("Rolled back from generation {from} to {to}");
+                outln!(global.printer, "Rolled back from generation {from} to {to}");
             }
         }
         GenerationsAction::Gc { keep, older_than } => {
@@ -91,18 +98,19 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
                 .map_err(|e| manage::failure(e, global))?;
             let report = query::collect_garbage(&cx, *keep, *older_than)
                 .map_err(|e| manage::failure(e, global))?;
-            if global.json {
+            if global.printer.json() {
                 let mut doc = json!(report);
                 doc["operation"] = json!("gc");
-                manage::print_json(Schema::Operation, &doc);
+                global.printer.document(Schema::Operation, &doc);
             } else {
                 outln!(
+                    global.printer,
                     "Removed {} generation(s) and {} store tree(s)",
                     report.removed_generations.len(),
                     report.removed_trees.len()
                 );
                 for (n, why) in &report.kept {
-                    outln!("  kept {n}: {why}");
+                    outln!(global.printer, "  kept {n}: {why}");
                 }
             }
         }

@@ -33,18 +33,24 @@ pub struct ShowArgs {
 
 /// Runs `list`.
 pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let cx = manage::read_context(global);
+    let cx = manage::read_context(global)?;
     let rows = query::list(&cx, args.all_profiles).map_err(|e| manage::failure(e, global))?;
     let core = query::current_core(&cx);
-    if global.json {
-        manage::print_json(Schema::List, &json!({ "core": core, "plugins": rows }));
+    if global.printer.json() {
+        global
+            .printer
+            .document(Schema::List, &json!({ "core": core, "plugins": rows }));
         return Ok(Status::Ok);
     }
     if let Some(core) = &core {
-        outln!("core: {core}");
+        outln!(global.printer, "core: {core}");
     }
     if rows.is_empty() {
-        outln!("No plugins installed under {}", cx.layout.pm.display());
+        outln!(
+            global.printer,
+            "No plugins installed under {}",
+            cx.layout.pm.display()
+        );
     }
     for r in rows {
         let status: Vec<String> = r
@@ -59,6 +65,7 @@ pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             })
             .collect();
         outln!(
+            global.printer,
             "{:<24} {:<10} {:<9} {:<22} {:<12} tools {} hooks {}  [{}]",
             r.key,
             r.version.unwrap_or_default(),
@@ -75,7 +82,7 @@ pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
 
 /// Runs `show`.
 pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let cx = manage::read_context(global);
+    let cx = manage::read_context(global)?;
     let mut view = query::show(&cx, &args.name).map_err(|e| manage::failure(e, global))?;
     if args.audit {
         let entries = crate::consent::audit::read(&cx.layout.audit_log(), Some(&view.plugin.key))
@@ -83,8 +90,8 @@ pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         view.audit = Some(entries);
     }
     let doc = json!(view);
-    if global.json {
-        manage::print_json(Schema::Show, &doc);
+    if global.printer.json() {
+        global.printer.document(Schema::Show, &doc);
     } else {
         println!(
             "{}",
@@ -98,39 +105,58 @@ pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
 
 /// Runs `env`.
 pub fn env(global: &GlobalArgs) -> Result<Status, CliError> {
-    let cx = manage::read_context(global);
+    let cx = manage::read_context(global)?;
     let view = query::env(&cx).map_err(|e| manage::failure(e, global))?;
-    if global.json {
-        manage::print_json(Schema::Env, &json!(view));
+    if global.printer.json() {
+        global.printer.document(Schema::Env, &json!(view));
         return Ok(Status::Ok);
     }
-    outln!("generation {} ({})", view.generation, view.path.display());
-    outln!("core       {}", view.core);
-    outln!("python     {}", view.python.executable.display());
+    outln!(
+        global.printer,
+        "generation {} ({})",
+        view.generation,
+        view.path.display()
+    );
+    outln!(global.printer, "core       {}", view.core);
+    outln!(
+        global.printer,
+        "python     {}",
+        view.python.executable.display()
+    );
     for p in &view.sys_path {
-        outln!("sys.path   {}", p.display());
+        outln!(global.printer, "sys.path   {}", p.display());
     }
     for p in &view.plugins {
-        outln!("plugin     {} ({}) {}", p.key, p.kind, p.path.display());
+        outln!(
+            global.printer,
+            "plugin     {} ({}) {}",
+            p.key,
+            p.kind,
+            p.path.display()
+        );
     }
     Ok(Status::Ok)
 }
 
 /// Runs `verify`.
 pub fn verify(global: &GlobalArgs) -> Result<Status, CliError> {
-    let cx = manage::read_context(global);
+    let cx = manage::read_context(global)?;
     let (number, problems) = query::verify(&cx).map_err(|e| manage::failure(e, global))?;
-    if global.json {
-        manage::print_json(
+    if global.printer.json() {
+        global.printer.document(
             Schema::Verify,
             &json!({ "generation": number, "ok": problems.is_empty(), "problems": problems }),
         );
     } else if problems.is_empty() {
-        outln!("generation {number}: ok");
+        outln!(global.printer, "generation {number}: ok");
     } else {
-        outln!("generation {number}: {} problem(s)", problems.len());
+        outln!(
+            global.printer,
+            "generation {number}: {} problem(s)",
+            problems.len()
+        );
         for p in &problems {
-            outln!("  {}: {}", p.subject, p.message);
+            outln!(global.printer, "  {}: {}", p.subject, p.message);
         }
     }
     Ok(if problems.is_empty() {

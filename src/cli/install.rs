@@ -85,8 +85,8 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         manager::install::install(&cx, &request, &mut manager::NoInput, &mut feedback)
     }
     .map_err(|e| manage::failure(e, global))?;
-    if global.json {
-        manage::print_json(
+    if global.printer.json() {
+        global.printer.document(
             super::json::Schema::Operation,
             &json!({
                 "operation": "install",
@@ -103,13 +103,14 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         .as_ref()
         .and_then(|a| a.plan.as_ref().map(|p| (p, a)))
     {
-        super::manage::print_plan(plan, &applied.changes);
+        super::manage::print_plan(&global.printer, plan, &applied.changes);
     } else {
         for w in &outcome.warnings {
-            errln!("warning: {w}");
+            global.printer.warning(w);
         }
         let p = &outcome.plugin;
         outln!(
+            global.printer,
             "Installed {} {} ({}) from {}{}",
             p.key,
             p.version.as_deref().unwrap_or(""),
@@ -123,12 +124,17 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         );
         match &outcome.applied {
             Some(a) if a.published => outln!(
+                global.printer,
                 "Enabled in profile `{}`; generation {} is current",
                 cx.profile,
                 a.generation.unwrap_or(0)
             ),
-            _ if outcome.enabled => outln!("Enabled in profile `{}`", cx.profile),
-            _ => outln!("Disabled; enable it with `hermes-plugins enable {}`", p.key),
+            _ if outcome.enabled => outln!(global.printer, "Enabled in profile `{}`", cx.profile),
+            _ => outln!(
+                global.printer,
+                "Disabled; enable it with `hermes-plugins enable {}`",
+                p.key
+            ),
         }
     }
     Ok(Status::Ok)

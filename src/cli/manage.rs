@@ -23,7 +23,7 @@ use super::{CliError, GlobalArgs};
 pub use super::environment::{
     Environment, Origin, ResolverArgs, detect_hermes, env_list, find_python,
 };
-pub use super::terminal::{StderrFeedback, TerminalPrompter, interactive, print_json, print_plan};
+pub use super::terminal::{StderrFeedback, TerminalPrompter, interactive, print_plan};
 
 /// Options of the commands that may build a generation.
 #[derive(Debug, Clone, Args)]
@@ -109,7 +109,7 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
         wheel_limits: wheel_limits()?,
         lock_wait: lock_wait(global),
         ignore_requires_hermes: env.ignore_requires_hermes,
-        source_date_epoch: super::env_vars::source_date_epoch(),
+        source_date_epoch: super::env_vars::source_date_epoch().map_err(CliError::usage)?,
         env_names: super::env_vars::set_names(),
     })
 }
@@ -150,9 +150,9 @@ pub fn wheel_limits() -> Result<WheelLimits, CliError> {
 }
 
 /// A context for commands that never resolve (no interpreter needed).
-pub fn read_context(global: &GlobalArgs) -> Context {
+pub fn read_context(global: &GlobalArgs) -> Result<Context, CliError> {
     let home = home(global);
-    Context {
+    Ok(Context {
         layout: Layout::new(&home),
         profile: global.profile.clone(),
         core: None,
@@ -171,9 +171,9 @@ pub fn read_context(global: &GlobalArgs) -> Context {
         wheel_limits: WheelLimits::default(),
         lock_wait: lock_wait(global),
         ignore_requires_hermes: false,
-        source_date_epoch: super::env_vars::source_date_epoch(),
+        source_date_epoch: super::env_vars::source_date_epoch().map_err(CliError::usage)?,
         env_names: super::env_vars::set_names(),
-    }
+    })
 }
 
 /// Capability flags shared by `install`, `enable`, `update` and `capabilities`.
@@ -210,8 +210,8 @@ pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
     match error {
         ManagerError::Refused(m) => CliError::failed(m),
         ManagerError::Conflict(c) => {
-            if !global.json {
-                print_conflict(&c);
+            if !global.printer.json() {
+                print_conflict(&global.printer, &c);
             }
             let mut err = CliError::coded(
                 super::Code::Conflict,
@@ -229,7 +229,6 @@ pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
             err
         }
         ManagerError::Usage(m) => CliError::usage(m),
-        ManagerError::Environment(m) => CliError::environment(m),
         ManagerError::Coded(code, m) => CliError::coded(code, m),
         ManagerError::Caused {
             code,

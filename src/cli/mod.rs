@@ -1,20 +1,14 @@
 //! The command line: argument definitions, global options, exit codes, and dispatch to one
 //! module per command. Commands compose library modules; they hold no business rules.
 //!
-//! Everything printed for people goes through [`shown`] (or the [`outln!`] macro): control
-//! characters from untrusted input are escaped and credentials in URLs redacted.
+//! Output goes through the [`printer::Printer`] decided once in [`main`] (held in
+//! [`GlobalArgs::printer`]): control characters from untrusted input are escaped and
+//! credentials in URLs redacted.
 
-/// `println!` for the CLI's own output: the line is passed through [`shown`].
+/// One result line for people on stdout, through the printer: `outln!(printer, "…", …)`.
 macro_rules! outln {
-    ($($arg:tt)*) => {
-        println!("{}", $crate::cli::shown(&format!($($arg)*)))
-    };
-}
-
-/// `eprintln!` for the CLI's own messages: the line is passed through [`shown`].
-macro_rules! errln {
-    ($($arg:tt)*) => {
-        eprintln!("{}", $crate::cli::shown(&format!($($arg)*)))
+    ($printer:expr, $($arg:tt)*) => {
+        $printer.line(&format!($($arg)*))
     };
 }
 
@@ -31,36 +25,21 @@ pub mod install;
 pub mod json;
 pub mod manage;
 pub mod nix;
+pub mod printer;
 pub mod resolve;
 pub mod select;
 pub mod terminal;
 pub mod update;
 pub mod validate;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use env_vars::EnvVars;
 
-/// Text as it may be shown: credentials in URLs redacted, control characters other than
-/// newline and tab escaped (see [`crate::text`]).
-pub fn shown(text: &str) -> String {
-    crate::text::for_terminal(&crate::text::redact_credentials(text)).into_owned()
-}
-
-/// Prints a rendered document on stdout. `escaped`: the renderer already escaped what it
-/// took from untrusted input (JSON and SARIF through serde, the report renderers with
-/// [`crate::text`]), so only credentials are redacted; otherwise the text goes through
-/// [`shown`].
-pub fn emit(text: &str, escaped: bool) {
-    if escaped {
-        print!("{}", crate::text::redact_credentials(text));
-    } else {
-        print!("{}", shown(text));
-    }
-}
+pub use printer::{Printer, shown};
 
 pub use crate::exit::{Code, Status};
 
@@ -185,19 +164,10 @@ pub struct GlobalArgs {
         value_name = "WHEN"
     )]
     pub color: ColorChoice,
-}
-
-impl GlobalArgs {
-    /// Whether stdout output should be coloured.
-    pub fn stdout_color(&self) -> bool {
-        match self.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::env::var_os(EnvVars::NO_COLOR).is_none() && std::io::stdout().is_terminal()
-            }
-        }
-    }
+    /// Where output goes, decided once from the options above and the terminal (set by
+    /// [`main`] after parsing; not an option).
+    #[arg(skip)]
+    pub printer: Printer,
 }
 
 /// hermes-plugins: the package manager and catalog toolchain for Hermes Agent plugins.
@@ -317,23 +287,9 @@ impl Drop for LogLine {
     }
 }
 
-/// Reports a failure: the message on stderr and, with `--json`, the error document on stdout.
-fn fail(err: &CliError, json: bool) -> ExitCode {
-    if json {
-        let _ = writeln!(
-            std::io::stdout(),
-            "{}",
-            serde_json::to_string_pretty(&err.to_json()).unwrap_or_default()
-        );
-    }
-    let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "error: {}", shown(&err.message));
-    if !err.causes.is_empty() {
-        let _ = writeln!(stderr, "\nCaused by:");
-        for cause in &err.causes {
-            let _ = writeln!(stderr, "  {}", shown(cause));
-        }
-    }
+/// Reports a failure through the printer and gives its exit code.
+fn fail(err: &CliError, printer: &Printer) -> ExitCode {
+    printer.error(err);
     ExitCode::from(err.status.code())
 }
 
@@ -349,7 +305,7 @@ fn wants_json(args: &[std::ffi::OsString]) -> bool {
 /// Parses arguments, runs the command and returns the process exit code.
 pub fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let mut cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) => {
             if matches!(
@@ -377,17 +333,18 @@ pub fn main() -> ExitCode {
             return ExitCode::from(Status::Usage.code());
         }
     };
+    cli.global.printer = Printer::new(&cli.global);
     init_logging(&cli.global);
     if !crate::home::is_profile(&cli.global.profile) {
         let err = CliError::usage(format!(
             "`{}` is not a profile name: use `default` or 1-64 lowercase letters, digits, `_` and `-`, starting with a letter or digit (as Hermes does)",
             crate::text::escape(&cli.global.profile)
         ));
-        return fail(&err, cli.global.json);
+        return fail(&err, &cli.global.printer);
     }
     match env_vars::git_config() {
         Ok(config) => config.install(),
-        Err(message) => return fail(&CliError::usage(message), cli.global.json),
+        Err(message) => return fail(&CliError::usage(message), &cli.global.printer),
     }
     let result = match &cli.command {
         Command::Validate(args) => validate::run(args, &cli.global),
@@ -414,6 +371,6 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(status) => ExitCode::from(status.code()),
-        Err(err) => fail(&err, cli.global.json),
+        Err(err) => fail(&err, &cli.global.printer),
     }
 }

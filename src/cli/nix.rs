@@ -44,7 +44,7 @@ pub enum NixAction {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Print a Nix expression for services.hermes-agent.extraPlugins
+    /// Print a Nix expression for services.hermes-agent.extraPlugins and extraPythonPackages
     #[command(
         after_help = "Examples:\n  hermes-plugins nix expr > plugins.nix\n  hermes-plugins nix expr --from-json hermes-plugins.lock.json > plugins.nix"
     )]
@@ -55,6 +55,10 @@ pub enum NixAction {
         /// Emit an expression that reads this lock file with builtins.fromJSON
         #[arg(long, value_name = "FILE")]
         from_json: Option<String>,
+        /// Only services.hermes-agent.extraPlugins: leave the plugins' Python packages out of
+        /// extraPythonPackages (you provide them)
+        #[arg(long)]
+        plugins_only: bool,
     },
 }
 
@@ -88,7 +92,7 @@ fn make_lock(global: &GlobalArgs) -> Result<lock::NixLock, CliError> {
     let layout = Layout::new(&home(global));
     let installed =
         Installed::read(&layout.installed()).map_err(|e| CliError::environment(e.to_string()))?;
-    let python = crate::manager::apply::current_doc(&manage::read_context(global)).map(|d| d.lock);
+    let python = crate::manager::apply::current_doc(&manage::read_context(global)?).map(|d| d.lock);
     let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
     lock::make(&installed, python, &layout.git_cache(), scratch.path())
         .map_err(|e| CliError::environment(e.to_string()))
@@ -116,13 +120,13 @@ pub fn run(args: &NixArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 nix::hash_path(path)
             }
             .map_err(|e| CliError::environment(format!("{}: {e}", path.display())))?;
-            if global.json {
-                manage::print_json(
+            if global.printer.json() {
+                global.printer.document(
                     Schema::Nix,
                     &serde_json::json!({ "command": "nix hash", "path": path, "hash": hash }),
                 );
             } else {
-                outln!("{hash}");
+                outln!(global.printer, "{hash}");
             }
         }
         NixAction::Lock { out } => {
@@ -131,43 +135,53 @@ pub fn run(args: &NixArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 Some(path) => {
                     write_atomically(path, lock.to_json().as_bytes())
                         .map_err(|e| CliError::environment(format!("{}: {e}", path.display())))?;
-                    if global.json {
-                        manage::print_json(
+                    if global.printer.json() {
+                        global.printer.document(
                             Schema::Nix,
                             &serde_json::json!({ "command": "nix lock", "out": path, "plugins": lock.plugins.len() }),
                         );
                     } else {
-                        errln!(
+                        global.printer.status(&format!(
                             "wrote {} ({} plugin(s))",
                             path.display(),
                             lock.plugins.len()
-                        );
+                        ));
                     }
                 }
-                None if global.json => {
+                None if global.printer.json() => {
                     let parsed: serde_json::Value = serde_json::from_str(&lock.to_json())
                         .map_err(|e| CliError::environment(e.to_string()))?;
-                    manage::print_json(
+                    global.printer.document(
                         Schema::Nix,
                         &serde_json::json!({ "command": "nix lock", "plugins": lock.plugins.len(), "lock": parsed }),
                     );
                 }
-                None => print!("{}", lock.to_json()),
+                None => global.printer.rendered(&lock.to_json(), true),
             }
         }
-        NixAction::Expr { lock, from_json } => {
-            let text = match (lock, from_json) {
-                (_, Some(path)) => expr::render_from_json(path),
-                (Some(path), None) => expr::render(&read_lock(path)?.0),
-                (None, None) => expr::render(&make_lock(global)?),
+        NixAction::Expr {
+            lock,
+            from_json,
+            plugins_only,
+        } => {
+            let options = expr::RenderOptions {
+                plugins_only: *plugins_only,
             };
-            if global.json {
-                manage::print_json(
+            let refused = |e: expr::ExprError| CliError::failed(e.to_string());
+            let text = match (lock, from_json) {
+                (_, Some(path)) => expr::render_from_json(path, options),
+                (Some(path), None) => {
+                    expr::render(&read_lock(path)?.0, options).map_err(refused)?
+                }
+                (None, None) => expr::render(&make_lock(global)?, options).map_err(refused)?,
+            };
+            if global.printer.json() {
+                global.printer.document(
                     Schema::Nix,
                     &serde_json::json!({ "command": "nix expr", "expression": text }),
                 );
             } else {
-                print!("{text}");
+                global.printer.rendered(&text, false);
             }
         }
     }
@@ -192,20 +206,21 @@ pub fn build(args: &BuildArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         python: find_python(args.python.as_ref())?,
         sources,
         store: Some(Layout::new(&home(global)).store()),
-        source_date_epoch: super::env_vars::source_date_epoch(),
+        source_date_epoch: super::env_vars::source_date_epoch().map_err(CliError::usage)?,
     };
     let doc = build::build(&request).map_err(|e| match e {
         build::BuildError::Source(m) => CliError::failed(m),
         other => CliError::environment(other.to_string()),
     })?;
     let hash = nix::hash_path(&args.out).map_err(|e| CliError::environment(e.to_string()))?;
-    if global.json {
-        manage::print_json(
+    if global.printer.json() {
+        global.printer.document(
             Schema::Nix,
             &serde_json::json!({ "command": "build", "out": args.out, "hash": hash, "plugins": doc.plugins.len(), "packages": doc.lock.packages.len() }),
         );
     } else {
         outln!(
+            global.printer,
             "built {} ({} plugin(s), {} package(s)); NAR hash {hash}",
             args.out.display(),
             doc.plugins.len(),

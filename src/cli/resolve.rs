@@ -82,8 +82,8 @@ fn conflict_error(
     warnings: &[String],
     global: &GlobalArgs,
 ) -> CliError {
-    if !global.json {
-        super::conflict::print_conflict(conflict);
+    if !global.printer.json() {
+        super::conflict::print_conflict(&global.printer, conflict);
     }
     let mut err = CliError::coded(
         Code::Conflict,
@@ -151,7 +151,7 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         crate::files::write_atomically(path, outcome.lock.to_json().as_bytes())
             .map_err(|e| CliError::environment(format!("cannot write {}: {e}", path.display())))?;
     }
-    if global.json {
+    if global.printer.json() {
         let doc = serde_json::json!({
             "lock": outcome.lock,
             "diff": diff,
@@ -167,7 +167,9 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             },
             "warnings": warnings,
         });
-        super::emit(&super::json::text(super::json::Schema::Resolve, &doc), true);
+        global
+            .printer
+            .rendered(&super::json::text(super::json::Schema::Resolve, &doc), true);
         return Ok(Status::Ok);
     }
     let against = match current_generation {
@@ -178,7 +180,7 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     if let (Some(path), false) = (&args.lock, args.dry_run) {
         text.push_str(&format!("Wrote {}\n", path.display()));
     }
-    super::emit(&text, false);
+    global.printer.rendered(&text, false);
     Ok(Status::Ok)
 }
 

@@ -95,25 +95,28 @@ pub struct SyncArgs {
 }
 
 fn report(operation: &str, applied: &Applied, what: &str, global: &GlobalArgs) {
-    if global.json {
+    if global.printer.json() {
         let mut doc = json!({ "operation": operation, "result": what, "generation": applied });
         if let Some(plan) = &applied.plan {
             doc["dry_run"] = json!(true);
             doc["plan"] = json!(plan);
         }
-        manage::print_json(super::json::Schema::Operation, &doc);
+        global
+            .printer
+            .document(super::json::Schema::Operation, &doc);
         return;
     }
     if let Some(plan) = &applied.plan {
-        manage::print_plan(plan, &applied.changes);
+        manage::print_plan(&global.printer, plan, &applied.changes);
         return;
     }
-    outln!("{what}");
+    outln!(global.printer, "{what}");
     if applied.published {
         for c in &applied.changes {
-            outln!("  {c}");
+            outln!(global.printer, "  {c}");
         }
         outln!(
+            global.printer,
             "Generation {} is current (was {})",
             applied.generation.unwrap_or(0),
             applied
@@ -122,7 +125,10 @@ fn report(operation: &str, applied: &Applied, what: &str, global: &GlobalArgs) {
                 .unwrap_or_else(|| "none".into())
         );
     } else {
-        outln!("No new generation: nothing the environment depends on changed");
+        outln!(
+            global.printer,
+            "No new generation: nothing the environment depends on changed"
+        );
     }
 }
 
@@ -284,14 +290,17 @@ pub fn remove(args: &RemoveArgs, global: &GlobalArgs) -> Result<Status, CliError
 /// grants (publishing a generation with the new consent snapshot).
 pub fn capabilities(args: &CapabilitiesArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     if args.grant.is_empty() && args.revoke.is_empty() {
-        let cx = manage::read_context(global);
+        let cx = manage::read_context(global)?;
         let view = manager::query::capabilities(&cx, &args.name)
             .map_err(|e| manage::failure(e, global))?;
-        if global.json {
-            manage::print_json(super::json::Schema::Capabilities, &json!(view));
+        if global.printer.json() {
+            global
+                .printer
+                .document(super::json::Schema::Capabilities, &json!(view));
         } else {
             for c in &view.capabilities {
                 outln!(
+                    global.printer,
                     "{:<26} {:<9} {}",
                     c.id,
                     if c.granted { "granted" } else { "off" },

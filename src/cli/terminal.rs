@@ -1,7 +1,7 @@
 //! The terminal: prompts (stderr, answers from stdin, secrets with echo off), progress and
 //! notes on stderr, consent plans for people, JSON documents on stdout.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -10,14 +10,15 @@ use super::GlobalArgs;
 use crate::manager::{Feedback, Prompter};
 
 /// Prints a consent plan for people.
-pub fn print_plan(plan: &crate::manager::plan::Plan, changes: &[String]) {
+pub fn print_plan(printer: &super::Printer, plan: &crate::manager::plan::Plan, changes: &[String]) {
     use crate::manager::plan::PlanItem;
     outln!(
+        printer,
         "Consent plan for `{}` (nothing was changed):",
         plan.operation
     );
     if plan.items.is_empty() {
-        outln!("  nothing to ask");
+        outln!(printer, "  nothing to ask");
     }
     for item in &plan.items {
         let how = match (item.flag(), item.required()) {
@@ -51,22 +52,22 @@ pub fn print_plan(plan: &crate::manager::plan::Plan, changes: &[String]) {
                 format!("`{plugin}` needs sign-in with {}", providers.join(", "))
             }
         };
-        outln!("  - {line}{how}");
+        outln!(printer, "  - {line}{how}");
     }
     if !changes.is_empty() {
-        outln!("Python packages against the current generation:");
+        outln!(printer, "Python packages against the current generation:");
         for c in changes {
-            outln!("  {c}");
+            outln!(printer, "  {c}");
         }
     }
     let mut approve = plan.approve.clone();
     approve.push(format!("--plan {}", plan.hash));
-    outln!("Approve with: {}", approve.join(" "));
+    outln!(printer, "Approve with: {}", approve.join(" "));
 }
 
-/// Whether prompts may be shown.
+/// Whether prompts may be shown (decided once by the printer).
 pub fn interactive(global: &GlobalArgs) -> bool {
-    !global.no_input && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+    global.printer.interactive()
 }
 
 /// Prompts on the terminal (stderr), answers from stdin; default no; secrets are read with
@@ -116,8 +117,7 @@ impl Prompter for TerminalPrompter {
 /// otherwise; nothing but notes with `--json` or `-q`.
 #[derive(Debug)]
 pub struct StderrFeedback {
-    bars: bool,
-    quiet: bool,
+    printer: super::Printer,
     bar: Option<ProgressBar>,
 }
 
@@ -125,8 +125,7 @@ impl StderrFeedback {
     /// Feedback for these global options.
     pub fn new(global: &GlobalArgs) -> StderrFeedback {
         StderrFeedback {
-            bars: std::io::stderr().is_terminal() && !global.json && !global.quiet,
-            quiet: global.quiet,
+            printer: global.printer,
             bar: None,
         }
     }
@@ -134,7 +133,7 @@ impl StderrFeedback {
 
 impl Feedback for StderrFeedback {
     fn phase(&mut self, message: &str) {
-        if self.bars {
+        if self.printer.progress_bars() {
             let bar = ProgressBar::new_spinner();
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {msg} {elapsed}")
@@ -149,12 +148,11 @@ impl Feedback for StderrFeedback {
     }
 
     fn note(&mut self, message: &str) {
-        if self.quiet {
-            return;
-        }
         match &self.bar {
-            Some(bar) => bar.println(format!("note: {}", super::shown(message))),
-            None => errln!("note: {message}"),
+            Some(bar) if !self.printer.quiet() => {
+                bar.println(format!("note: {}", super::shown(message)))
+            }
+            _ => self.printer.note(message),
         }
     }
 
@@ -178,12 +176,4 @@ impl Feedback for StderrFeedback {
             bar.finish_and_clear();
         }
     }
-}
-
-/// Prints a JSON document following `schema` on stdout, `"$schema"` first (serde escapes
-/// control characters; credentials in URLs are redacted).
-pub fn print_json(schema: super::json::Schema, value: &serde_json::Value) {
-    let doc = super::json::document(schema, value.clone());
-    let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    println!("{}", crate::text::redact_credentials(&text));
 }

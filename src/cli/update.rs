@@ -69,8 +69,8 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         manager::install::update(&cx, &request, &mut manager::NoInput, &mut feedback)
     }
     .map_err(|e| manage::failure(e, global))?;
-    if global.json {
-        manage::print_json(
+    if global.printer.json() {
+        global.printer.document(
             super::json::Schema::Operation,
             &json!({
                 "operation": "update",
@@ -89,6 +89,7 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 .unwrap_or_else(|| "-".into())
         };
         outln!(
+            global.printer,
             "{:<24} {:<13} {} -> {}",
             i.key,
             i.status,
@@ -100,14 +101,18 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         .as_ref()
         .and_then(|a| a.plan.as_ref().map(|p| (p, a)))
     {
-        manage::print_plan(plan, &a.changes);
+        manage::print_plan(&global.printer, plan, &a.changes);
         return Ok(Status::Ok);
     }
     if let Some(a) = applied.filter(|a| a.published) {
         for c in &a.changes {
-            outln!("  {c}");
+            outln!(global.printer, "  {c}");
         }
-        outln!("Generation {} is current", a.generation.unwrap_or(0));
+        outln!(
+            global.printer,
+            "Generation {} is current",
+            a.generation.unwrap_or(0)
+        );
     }
     Ok(Status::Ok)
 }

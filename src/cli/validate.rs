@@ -72,7 +72,7 @@ pub fn rules() -> Vec<Rule> {
 
 /// Runs `validate`.
 pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let format = if global.json {
+    let format = if global.printer.json() {
         OutputFormat::Json
     } else {
         args.format
@@ -169,8 +169,8 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
         OutputFormat::Human => report::human::render(
             &report,
             report::human::Options {
-                color: global.stdout_color(),
-                show_info: !global.quiet,
+                color: global.printer.color(),
+                show_info: !global.printer.quiet(),
             },
         ),
         OutputFormat::Json => super::json::text(super::json::Schema::ValidateReport, &report),

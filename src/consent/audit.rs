@@ -29,6 +29,27 @@ pub struct AuditEntry {
     pub user: Option<String>,
 }
 
+impl AuditEntry {
+    /// A decision taken now by this process's account.
+    pub fn now(
+        profile: impl Into<String>,
+        plugin: impl Into<String>,
+        action: impl Into<String>,
+        items: Vec<String>,
+        by: impl Into<String>,
+    ) -> AuditEntry {
+        AuditEntry {
+            time: now(),
+            profile: profile.into(),
+            plugin: plugin.into(),
+            action: action.into(),
+            items,
+            by: by.into(),
+            user: user(),
+        }
+    }
+}
+
 /// The account running this process, from the password database by effective uid (not
 /// `$USER`, which any caller can set); the uid itself when it has no entry.
 pub fn user() -> Option<String> {

@@ -62,12 +62,30 @@ pub struct Decisions {
 pub struct Declared {
     /// Capability ids.
     pub capabilities: BTreeSet<String>,
-    /// `requires_env` entries: name, description, URL, secret.
-    pub env: Vec<(String, Option<String>, Option<String>, bool)>,
+    /// `requires_env` entries.
+    pub env: Vec<EnvRequirement>,
     /// `requires_hermes`, as written.
     pub requires_hermes: Option<String>,
     /// `requires_plugins`: the other plugin's id and its `version_range`, as written.
     pub requires_plugins: Vec<(String, Option<String>)>,
+}
+
+/// A `requires_env` entry: name, description, URL, secret.
+pub type EnvRequirement = (String, Option<String>, Option<String>, bool);
+
+impl Declared {
+    /// The `requires_env` entries met neither by a variable set in the process (`set`) nor
+    /// by a value in `.env` (`dotenv`, as parsed).
+    pub fn missing_env<'a>(
+        &'a self,
+        set: &BTreeSet<String>,
+        dotenv: &std::collections::BTreeMap<String, String>,
+    ) -> Vec<&'a EnvRequirement> {
+        self.env
+            .iter()
+            .filter(|(name, ..)| !set.contains(name) && !dotenv.contains_key(name))
+            .collect()
+    }
 }
 
 /// Reads what a plugin declares.
@@ -116,15 +134,7 @@ pub fn consent_code(prompter: &dyn Prompter) -> Code {
 }
 
 fn entry(profile: &str, plugin: &str, action: &str, items: Vec<String>, by: &str) -> AuditEntry {
-    AuditEntry {
-        time: audit::now(),
-        profile: profile.to_string(),
-        plugin: plugin.to_string(),
-        action: action.to_string(),
-        items,
-        by: by.to_string(),
-        user: audit::user(),
-    }
+    AuditEntry::now(profile, plugin, action, items, by)
 }
 
 /// Surface consent (CAP-7) for plugins whose code changes: additions need `--yes` or a yes
@@ -139,8 +149,13 @@ pub fn surface(
     let mut diffs = BTreeMap::new();
     for (key, old_dir, new_dir) in replaced {
         let old = Surface::of(old_dir).unwrap_or_default();
-        let new = Surface::of(new_dir)
-            .map_err(|e| ManagerError::Environment(format!("{}: {e}", new_dir.display())))?;
+        let new = Surface::of(new_dir).map_err(|e| {
+            ManagerError::caused(
+                Code::Environment,
+                format!("cannot read the new tree {}", new_dir.display()),
+                &e,
+            )
+        })?;
         let diff = SurfaceDiff::between(&old, &new);
         if !diff.removed.is_empty() {
             feedback.note(&format!(
@@ -420,11 +435,7 @@ pub fn environment(
         None => super::read_user_file(&env_path)?.unwrap_or_default(),
     };
     let known = env_file::parse(&current_text);
-    let missing: Vec<_> = declared
-        .env
-        .iter()
-        .filter(|(name, ..)| !cx.env_names.contains(name) && !known.contains_key(name))
-        .collect();
+    let missing = declared.missing_env(&cx.env_names, &known);
     if missing.is_empty() {
         return Ok(());
     }

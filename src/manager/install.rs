@@ -14,7 +14,7 @@ use crate::exit::Code;
 use crate::generation::scratch::Scratch;
 use crate::package::{self, Content, Mode};
 use crate::source::{self, Fetched, SourceSpec};
-use crate::state::installed::{Installed, InstalledPlugin};
+use crate::state::installed::InstalledPlugin;
 use crate::store::Store;
 
 /// What `install` should do.
@@ -179,7 +179,7 @@ fn fetch(
         source::FetchError::Git(g @ source::git::GitError::UnknownRev { .. }) => {
             ManagerError::coded(Code::NotFound, g.to_string())
         }
-        source::FetchError::Git(g) => ManagerError::Environment(g.to_string()),
+        source::FetchError::Git(g) => ManagerError::environment(g),
         source::FetchError::Catalog(c) => ManagerError::Usage(c.to_string()),
         other => ManagerError::Refused(other.to_string()),
     })
@@ -313,7 +313,7 @@ fn store(cx: &Context, prepared: Prepared) -> Result<(InstalledPlugin, Vec<Strin
 /// Refuses a key whose Hermes module name another installed plugin already has (`a-b` and
 /// `a_b` both import as `hermes_plugins.a_b`).
 fn refuse_module_clash(cx: &Context, key: &str) -> Result<(), ManagerError> {
-    let installed = Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?;
+    let installed = super::installed(cx)?;
     let module = crate::known::module_name(key);
     match installed
         .plugins
@@ -377,8 +377,7 @@ pub fn install(
             requires_auth.join(", ")
         ));
     }
-    let mut installed =
-        Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?;
+    let mut installed = super::installed(cx)?;
     let key = plugin.key.clone();
     let active = is_active(cx, &key);
     if active && request.deps == DepsConsent::No {
@@ -528,7 +527,7 @@ pub fn update(
     } = request;
     let (dry_run, yes, allow_removed) = (*dry_run, *yes, *allow_removed);
     // Fetch first, without the writer lock; then take it and check nothing moved meanwhile.
-    let snapshot = Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?;
+    let snapshot = super::installed(cx)?;
     let keys: Vec<String> = if names.is_empty() {
         snapshot.plugins.keys().cloned().collect()
     } else {
@@ -566,8 +565,7 @@ pub fn update(
         fetched.push((key, old, prepared));
     }
     let _lock = super::begin_writing(cx, "update", feedback)?;
-    let mut installed =
-        Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?;
+    let mut installed = super::installed(cx)?;
     let mut changed = false;
     for (key, old, prepared) in fetched {
         if installed.plugins.get(&key) != Some(&old) {
@@ -668,8 +666,7 @@ pub fn remove(
     prompter: &mut dyn Prompter,
     feedback: &mut dyn Feedback,
 ) -> Result<Applied, ManagerError> {
-    let mut installed =
-        Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?;
+    let mut installed = super::installed(cx)?;
     let key = installed
         .find(name)
         .map(|p| p.key.clone())
@@ -712,10 +709,11 @@ pub fn remove(
             Ok(()) => feedback.note(&format!("removed {}", data.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
-                return Err(ManagerError::Environment(format!(
-                    "{}: {e}",
-                    data.display()
-                )));
+                return Err(ManagerError::caused(
+                    Code::Environment,
+                    format!("cannot remove the plugin's data {}", data.display()),
+                    &e,
+                ));
             }
         }
     }

@@ -100,6 +100,13 @@ pub struct Context {
     pub ignore_requires_hermes: bool,
 }
 
+/// The installed set of the context's home (`pm/installed.json`); unreadable is an
+/// environment error with its cause.
+pub fn installed(cx: &Context) -> Result<crate::state::installed::Installed, ManagerError> {
+    crate::state::installed::Installed::read(&cx.layout.installed())
+        .map_err(ManagerError::environment)
+}
+
 impl Context {
     /// The config file of a profile.
     pub fn config_path(&self, profile: &str) -> PathBuf {
@@ -120,9 +127,6 @@ pub enum ManagerError {
     /// The request makes no sense (exit 2).
     #[error("{0}")]
     Usage(String),
-    /// I/O, network, interpreter, lock busy (exit 3).
-    #[error("{0}")]
-    Environment(String),
     /// A failure with a specific code (its exit status follows from the code).
     #[error("{1}")]
     Coded(Code, String),
@@ -145,7 +149,6 @@ impl ManagerError {
             ManagerError::Refused(_) => Code::Refused,
             ManagerError::Conflict(_) => Code::Conflict,
             ManagerError::Usage(_) => Code::Usage,
-            ManagerError::Environment(_) => Code::Environment,
             ManagerError::Coded(code, _) | ManagerError::Caused { code, .. } => *code,
         }
     }

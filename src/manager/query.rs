@@ -18,13 +18,10 @@ use crate::generation::publish::Transaction;
 use crate::generation::verify::{self, Problem};
 use crate::package::{self, Content, Mode};
 use crate::state::config_edit;
-use crate::state::installed::Installed;
 use crate::state::profiles;
 use crate::store::Store;
 
-fn installed(cx: &Context) -> Result<Installed, ManagerError> {
-    Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)
-}
+use super::installed;
 
 /// One row of `list`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -484,15 +481,13 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
                 .collect();
             for (action, items) in [("revoke", revoked), ("grant", granted)] {
                 if !items.is_empty() {
-                    audit_entries.push(crate::consent::audit::AuditEntry {
-                        time: crate::consent::audit::now(),
-                        profile: name.clone(),
-                        plugin: key.clone(),
-                        action: action.into(),
+                    audit_entries.push(crate::consent::audit::AuditEntry::now(
+                        name.clone(),
+                        key.clone(),
+                        action,
                         items,
-                        by: format!("rollback to {target}"),
-                        user: crate::consent::audit::user(),
-                    });
+                        format!("rollback to {target}"),
+                    ));
                 }
             }
         }
@@ -572,10 +567,9 @@ pub fn missing_env(cx: &Context, store_key: &str) -> Vec<String> {
     let file = std::fs::read_to_string(cx.layout.env_file()).unwrap_or_default();
     let known = crate::consent::env_file::parse(&file);
     declared
-        .env
-        .iter()
+        .missing_env(&cx.env_names, &known)
+        .into_iter()
         .map(|(n, ..)| n.clone())
-        .filter(|n| !cx.env_names.contains(n) && !known.contains_key(n))
         .collect()
 }
 

@@ -60,6 +60,20 @@ pub struct NixPin {
     pub hash: String,
     /// SRI NAR hash of the plugin tree itself (the store key's digest).
     pub tree: String,
+    /// The package format (`native-v1`, `native-v2`, `portable`); absent in locks written
+    /// before it was recorded, which held native plugins only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+}
+
+impl NixPin {
+    /// Whether the plugin is a portable (`plugin.json`) package, which the hermes-agent
+    /// module cannot link (it requires `plugin.yaml` at the package root).
+    pub fn is_portable(&self) -> bool {
+        self.format
+            .as_deref()
+            .is_some_and(|f| f.starts_with("portable"))
+    }
 }
 
 /// The whole lock.
@@ -128,6 +142,7 @@ fn pin(plugin: &InstalledPlugin, git_cache: &Path, scratch: &Path) -> Result<Nix
             subdir: source.subdir.clone(),
             hash,
             tree: plugin.tree.clone(),
+            format: Some(plugin.format.clone()),
         });
     }
     let path = match &source.spec {
@@ -147,6 +162,7 @@ fn pin(plugin: &InstalledPlugin, git_cache: &Path, scratch: &Path) -> Result<Nix
         subdir: None,
         hash: plugin.tree.clone(),
         tree: plugin.tree.clone(),
+        format: Some(plugin.format.clone()),
     })
 }
 

@@ -12,6 +12,7 @@ mod consent;
 mod crash;
 mod generations;
 mod nix;
+mod printer;
 mod probe;
 mod python_checks;
 mod resolve;

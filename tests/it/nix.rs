@@ -246,7 +246,7 @@ fn lock_expr_and_offline_build() {
                 .output()
                 .unwrap();
             let seen: Value = serde_json::from_slice(&common::succeeded(out)).unwrap();
-            let plugin = &seen[0];
+            let plugin = &seen["plugins"][0];
             assert_eq!(plugin["name"], "weather", "{name}: {seen:#}");
             assert_eq!(plugin["pname"], "weather", "{name}: {seen:#}");
             assert_eq!(plugin["builder"], "runCommand", "{name}: {seen:#}");
@@ -263,7 +263,32 @@ fn lock_expr_and_offline_build() {
             assert_eq!(fetched["args"]["repo"], pin["repo"]);
             assert_eq!(fetched["args"]["rev"], pin["rev"]);
             assert_eq!(fetched["args"]["hash"], pin["hash"]);
+            // The plugin's Python packages: every locked wheel (no core here), fetched by
+            // its URL and sha256 and installed for the lock's interpreter.
+            let locked = lock["python"]["packages"].as_array().unwrap();
+            let python = seen["python"].as_array().unwrap();
+            assert_eq!(python.len(), locked.len(), "{name}: {seen:#}");
+            let minor = lock["python"]["python"]["version"]
+                .as_str()
+                .unwrap()
+                .split('.')
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(".");
+            for (built, package) in python.iter().zip(locked) {
+                assert_eq!(built["builder"], "buildPythonPackage", "{name}: {seen:#}");
+                assert_eq!(built["python"], minor.as_str(), "{name}: {seen:#}");
+                assert_eq!(built["args"]["pname"], package["name"]);
+                assert_eq!(built["args"]["version"], package["version"]);
+                assert_eq!(built["args"]["format"], "wheel");
+                let wheel = &built["src"];
+                assert_eq!(wheel["builder"], "fetchurl", "{name}: {seen:#}");
+                assert_eq!(wheel["args"]["url"], package["url"]);
+                assert_eq!(wheel["args"]["sha256"], package["sha256"]);
+                assert_eq!(wheel["args"]["name"], package["file"]);
+            }
         }
+        refusals(&w, &lock, &instantiate);
     }
 
     // Offline builds from the fetched tree and a wheel directory: identical twice.
@@ -394,25 +419,122 @@ in
   fetchFromGitHub = args: drv "fetchFromGitHub" (args.name or "source") { inherit args; };
   fetchgit = args: drv "fetchgit" (args.name or "source") { inherit args; };
   runCommand = name: env: command: drv "runCommand" name { inherit command; src = env.src or null; };
+  fetchurl = args: drv "fetchurl" (args.name or "source") { inherit args; };
 }
+// builtins.listToAttrs (map (minor: {
+  name = "python3${toString minor}";
+  value.pkgs.buildPythonPackage = args:
+    drv "buildPythonPackage" "python3.${toString minor}-${args.pname}-${args.version}" {
+      inherit args;
+      python = "3.${toString minor}";
+      src = args.src;
+    };
+}) [ 8 9 10 11 12 13 14 ])
 "#;
 
-/// The upstream module's view of `extraPlugins` (`listOf package`; linked by `lib.getName`),
-/// applied to EXPRESSION: fails unless every element is a derivation; prints each element's
-/// name and how it was made.
+/// The upstream module's view of `extraPlugins` and `extraPythonPackages` (both `listOf
+/// package`; plugins linked by `lib.getName`), applied to EXPRESSION: fails unless every
+/// element is a derivation; prints each element's name and how it was made.
 const STUB_CHECK: &str = r#"
 let
   pkgs = import ./stub-pkgs.nix;
   getName = x: let parse = d: (builtins.parseDrvName d).name; in
     if builtins.isString x then parse x else x.pname or (parse x.name);
   isPackage = x: builtins.isAttrs x && (x.type or null) == "derivation";
-  plugins = (import ./EXPRESSION { inherit pkgs; }).services.hermes-agent.extraPlugins;
+  cfg = (import ./EXPRESSION { inherit pkgs; }).services.hermes-agent;
+  plugins = cfg.extraPlugins;
+  python = cfg.extraPythonPackages or [ ];
   show = x: { name = getName x; pname = x.pname or null; inherit (x) builder; }
     // (if x ? command then { inherit (x) command; } else { })
-    // (if x ? args then { inherit (x) args; } else { })
+    // (if x ? python then { inherit (x) python; } else { })
+    // (if x ? args then { args = removeAttrs x.args [ "src" ]; } else { })
     // (if (x.src or null) != null then { src = show x.src; } else { });
 in
   assert builtins.isList plugins;
   assert builtins.all isPackage plugins;
-  map show plugins
+  assert builtins.isList python;
+  assert builtins.all isPackage python;
+  { plugins = map show plugins; python = map show python; }
 "#;
+
+/// What the module cannot take is refused, naming it: by `nix expr --lock` (exit 1) and, in
+/// the `--from-json` form, by a throw when evaluated; `--plugins-only` leaves Python out.
+fn refusals(w: &World, lock: &Value, instantiate: &Path) {
+    let cases: [(&str, Box<dyn Fn(&mut Value)>, &str); 3] = [
+        (
+            "sdist",
+            Box::new(|l: &mut Value| l["python"]["packages"][0]["kind"] = "sdist".into()),
+            "source distribution",
+        ),
+        (
+            "platform",
+            Box::new(|l: &mut Value| {
+                l["python"]["packages"][0]["file"] =
+                    "colorlib-1.0.0-cp312-cp312-manylinux_2_17_x86_64.whl".into()
+            }),
+            "platform-specific wheel",
+        ),
+        (
+            "portable",
+            Box::new(|l: &mut Value| l["plugins"][0]["format"] = "portable".into()),
+            "portable (plugin.json) package",
+        ),
+    ];
+    for (case, edit, expected) in cases {
+        let mut edited = lock.clone();
+        edit(&mut edited);
+        let path = w.tmp.path().join(format!("{case}.lock.json"));
+        std::fs::write(&path, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+        let out = w
+            .cmd(&["nix", "expr", "--lock", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{case}: {stderr}");
+        assert!(stderr.contains(expected), "{case}: {stderr}");
+        assert!(out.stdout.is_empty(), "{case}: printed an expression");
+        let named = if case == "portable" {
+            "`weather`"
+        } else {
+            "`colorlib`"
+        };
+        assert!(stderr.contains(named), "{case}: {stderr}");
+        // The generic form throws the same refusal when evaluated.
+        let generic = w.tmp.path().join(format!("{case}.nix"));
+        let text = w
+            .cmd(&["nix", "expr", "--from-json", &format!("{case}.lock.json")])
+            .output()
+            .unwrap();
+        std::fs::write(&generic, common::succeeded(text)).unwrap();
+        let check = w.tmp.path().join(format!("check-{case}.nix"));
+        std::fs::write(
+            &check,
+            STUB_CHECK.replace("EXPRESSION", &format!("{case}.nix")),
+        )
+        .unwrap();
+        let out = Command::new(instantiate)
+            .args(["--eval", "--strict", "--json"])
+            .arg(&check)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{case}: evaluated");
+        assert!(stderr.contains(named), "{case}: {stderr}");
+        // --plugins-only: the Python refusals go away with extraPythonPackages.
+        if case != "portable" {
+            let out = w
+                .cmd(&[
+                    "nix",
+                    "expr",
+                    "--plugins-only",
+                    "--lock",
+                    path.to_str().unwrap(),
+                ])
+                .output()
+                .unwrap();
+            let text = String::from_utf8(common::succeeded(out)).unwrap();
+            assert!(!text.contains("extraPythonPackages"), "{text}");
+            assert!(text.contains("extraPlugins"), "{text}");
+        }
+    }
+}

@@ -644,15 +644,50 @@ impl<'t> Interp<'_, '_, 't> {
     }
 
     fn handle_call(&mut self, m: ModId, call: Node<'t>, env: &mut Env<'t>, depth: usize) {
-        let module = &self.set().modules[m];
         let (Some(func), Some(args)) = (
             call.child_by_field_name("function"),
             call.child_by_field_name("arguments"),
         ) else {
             return;
         };
-        // `ctx.register_x(...)`, or a ctx method taken as a value (`reg = ctx.register_tool`).
-        let ctx_method = match func.kind() {
+        if let Some((method, guarded)) = self.ctx_method(m, func, env) {
+            self.handle_ctx_call(m, call, args, &method, guarded, env);
+            return;
+        }
+        // `functools.partial(ctx.register_hook, "name")(callback)`, or of a package function.
+        if let Val::Partial(partial) = self.ev.eval(m, func, Some(env)) {
+            self.call_partial(m, call, args, env, &partial, depth);
+            return;
+        }
+        if self.dynamic_builtin(m, call, func, args, env) {
+            return;
+        }
+        let (positional, keywords, opaque) = self.arguments(m, args, env);
+        let callee = self.callee(m, func, env);
+        let call_args = CallArgs {
+            positional,
+            keywords,
+            opaque,
+        };
+        if self.follow_package_callee(m, call, &callee, &call_args, env, depth)
+            || self.map_closure(m, call, func, &call_args, env, depth)
+            || self.closure_escapes(m, call, func, &callee, &call_args, env)
+        {
+            return;
+        }
+        self.ctx_handed_on(m, call, func, callee, call_args, env, depth);
+    }
+
+    /// The ctx method a call's function names: `ctx.register_x` (unguarded), or a ctx method
+    /// taken as a value earlier (`reg = ctx.register_tool`; guarded if taken under a check).
+    fn ctx_method(
+        &mut self,
+        m: ModId,
+        func: Node<'t>,
+        env: &mut Env<'t>,
+    ) -> Option<(String, bool)> {
+        let module = &self.set().modules[m];
+        match func.kind() {
             "attribute" => match (
                 func.child_by_field_name("object"),
                 func.child_by_field_name("attribute"),
@@ -669,46 +704,46 @@ impl<'t> Interp<'_, '_, 't> {
                 _ => None,
             },
             _ => None,
-        };
-        if let Some((method, guarded)) = ctx_method {
-            let (positional, keywords, opaque) = self.arguments(m, args, env);
-            self.ctx_call(
-                m,
-                call,
-                &method,
-                guarded,
-                positional.len(),
-                &keywords,
-                opaque,
-            );
-            let kind = match method.as_str() {
-                dunder if dunder.starts_with("__") => {
-                    let what = format!("`{}` reaches ctx through `{dunder}`", module.text_of(call));
-                    self.dynamic(m, call, what);
-                    return;
-                }
-                other => match reg_kind(other) {
-                    Some(kind) => kind,
-                    None => return,
-                },
-            };
-            self.record(m, call, args, kind, env);
-            return;
         }
-        // `functools.partial(ctx.register_hook, "name")(callback)`, or of a package function.
-        if let Val::Partial(partial) = self.ev.eval(m, func, Some(env)) {
-            self.call_partial(m, call, args, env, &partial, depth);
-            return;
-        }
-        if self.dynamic_builtin(m, call, func, args, env) {
-            return;
-        }
+    }
+
+    /// A call of a ctx method: checked against the API, recorded when it registers; a dunder
+    /// reached through ctx is dynamic.
+    fn handle_ctx_call(
+        &mut self,
+        m: ModId,
+        call: Node<'t>,
+        args: Node<'t>,
+        method: &str,
+        guarded: bool,
+        env: &mut Env<'t>,
+    ) {
+        let module = &self.set().modules[m];
         let (positional, keywords, opaque) = self.arguments(m, args, env);
-        let args_hold_ctx =
-            positional.iter().any(Val::holds_ctx) || keywords.iter().any(|(_, v)| v.holds_ctx());
-        // `Plugin(ctx).install()`: the object built by the inner call (already interpreted,
-        // innermost calls first) is the receiver.
-        let callee = match (
+        self.ctx_call(
+            m,
+            call,
+            method,
+            guarded,
+            positional.len(),
+            &keywords,
+            opaque,
+        );
+        if method.starts_with("__") {
+            let what = format!("`{}` reaches ctx through `{method}`", module.text_of(call));
+            self.dynamic(m, call, what);
+            return;
+        }
+        if let Some(kind) = reg_kind(method) {
+            self.record(m, call, args, kind, env);
+        }
+    }
+
+    /// What a call calls. `Plugin(ctx).install()`: the object built by the inner call
+    /// (already interpreted, innermost calls first) is the receiver.
+    fn callee(&mut self, m: ModId, func: Node<'t>, env: &mut Env<'t>) -> Val<'t> {
+        let module = &self.set().modules[m];
+        match (
             func.kind(),
             func.child_by_field_name("object"),
             func.child_by_field_name("attribute"),
@@ -722,128 +757,185 @@ impl<'t> Interp<'_, '_, 't> {
                 self.ev.member(receiver, module.text_of(attr), 0)
             }
             _ => self.ev.eval(m, func, Some(env)),
-        };
-        // Methods of package objects: followed when the object or the arguments carry ctx.
-        if let Val::Method(inst, m2, def) = &callee {
-            if args_hold_ctx || Val::Instance(inst.clone()).holds_ctx() {
-                let mut all = vec![Val::Instance(inst.clone())];
-                all.extend(positional);
-                self.call_function(*m2, *def, all, keywords, depth + 1);
-            }
-            return;
         }
-        // Constructing a package object with ctx: run its __init__, keep the object.
-        if let Val::Class(m2, class) = &callee {
-            if args_hold_ctx {
-                let inst = super::eval::Instance::new(*m2, *class);
-                if let Val::Func(im, init) = self.ev.class_member(*m2, *class, "__init__", 0) {
+    }
+
+    /// Follows a call into the package's own code: methods of package objects and
+    /// constructors when ctx is involved, and functions defined inside the interpreted one
+    /// that use ctx from the enclosing scope. True when the call was a package method,
+    /// class or such a closure (followed or not).
+    fn follow_package_callee(
+        &mut self,
+        m: ModId,
+        call: Node<'t>,
+        callee: &Val<'t>,
+        args: &CallArgs<'t>,
+        env: &mut Env<'t>,
+        depth: usize,
+    ) -> bool {
+        match callee {
+            // Methods of package objects: followed when the object or the arguments carry ctx.
+            Val::Method(inst, m2, def) => {
+                if args.hold_ctx() || Val::Instance(inst.clone()).holds_ctx() {
                     let mut all = vec![Val::Instance(inst.clone())];
-                    all.extend(positional);
-                    self.call_function(im, init, all, keywords, depth + 1);
+                    all.extend(args.positional.iter().cloned());
+                    self.call_function(*m2, *def, all, args.keywords.clone(), depth + 1);
                 }
-                self.call_results.insert(call.id(), Val::Instance(inst));
+                true
             }
-            return;
-        }
-        // A function defined inside the interpreted one that uses ctx from its enclosing
-        // scope (`def add(n): ctx.register_tool(n, …)`; `lambda n: ctx.register_hook(…)`).
-        if let Val::Func(m2, def) = &callee
-            && *m2 == m
-            && self.captures_ctx(m, *def, env)
-        {
-            let memo = (def.id(), 1, format!("{positional:?}{keywords:?}"));
-            if self.seen_calls.insert(memo) {
-                self.call_closure(m, *def, positional, keywords, depth + 1, env.clone());
-            }
-            return;
-        }
-        // `map(f, items)` / `filter(f, items)` with such a function: called per item.
-        if let Some(name) = self.builtin_name(m, func, env)
-            && matches!(name, "map" | "filter")
-            && let Some(Val::Func(m2, def)) = positional.first()
-            && *m2 == m
-            && self.captures_ctx(m, *def, env)
-        {
-            match positional.get(1) {
-                Some(Val::Seq(items)) => {
-                    for item in items.iter().take(MAX_LOOP) {
-                        self.call_closure(
-                            m,
-                            *def,
-                            vec![item.clone()],
-                            Vec::new(),
-                            depth + 1,
-                            env.clone(),
-                        );
+            // Constructing a package object with ctx: run its __init__, keep the object.
+            Val::Class(m2, class) => {
+                if args.hold_ctx() {
+                    let inst = super::eval::Instance::new(*m2, *class);
+                    if let Val::Func(im, init) = self.ev.class_member(*m2, *class, "__init__", 0) {
+                        let mut all = vec![Val::Instance(inst.clone())];
+                        all.extend(args.positional.iter().cloned());
+                        self.call_function(im, init, all, args.keywords.clone(), depth + 1);
                     }
+                    self.call_results.insert(call.id(), Val::Instance(inst));
                 }
-                _ => self.undetermined(
-                    m,
-                    call,
-                    None,
-                    format!(
-                        "a function using ctx is mapped over values not known statically: `{}`",
-                        module.text_of(call)
-                    ),
-                ),
+                true
             }
-            return;
+            // A function defined inside the interpreted one that uses ctx from its enclosing
+            // scope (`def add(n): ctx.register_tool(n, …)`; `lambda n: ctx.register_hook(…)`).
+            Val::Func(m2, def) if *m2 == m && self.captures_ctx(m, *def, env) => {
+                let memo = (
+                    def.id(),
+                    1,
+                    format!("{:?}{:?}", args.positional, args.keywords),
+                );
+                if self.seen_calls.insert(memo) {
+                    self.call_closure(
+                        m,
+                        *def,
+                        args.positional.clone(),
+                        args.keywords.clone(),
+                        depth + 1,
+                        env.clone(),
+                    );
+                }
+                true
+            }
+            _ => false,
         }
-        // A ctx-using function handed to code that cannot be followed.
-        let hands_closure = positional
-            .iter()
-            .chain(keywords.iter().map(|(_, v)| v))
-            .any(
-                |v| matches!(v, Val::Func(m2, def) if *m2 == m && self.captures_ctx(m, *def, env)),
-            );
-        if hands_closure && !matches!(callee, Val::Func(..)) {
-            self.undetermined(
+    }
+
+    /// `map(f, items)` / `filter(f, items)` with a function using ctx: called per item, or
+    /// undetermined when the items are not known. True when the call was such a map.
+    fn map_closure(
+        &mut self,
+        m: ModId,
+        call: Node<'t>,
+        func: Node<'t>,
+        args: &CallArgs<'t>,
+        env: &mut Env<'t>,
+        depth: usize,
+    ) -> bool {
+        let module = &self.set().modules[m];
+        let Some(name) = self.builtin_name(m, func, env) else {
+            return false;
+        };
+        let Some(Val::Func(m2, def)) = args.positional.first() else {
+            return false;
+        };
+        if !matches!(name, "map" | "filter") || *m2 != m || !self.captures_ctx(m, *def, env) {
+            return false;
+        }
+        match args.positional.get(1) {
+            Some(Val::Seq(items)) => {
+                for item in items.iter().take(MAX_LOOP) {
+                    self.call_closure(
+                        m,
+                        *def,
+                        vec![item.clone()],
+                        Vec::new(),
+                        depth + 1,
+                        env.clone(),
+                    );
+                }
+            }
+            _ => self.undetermined(
                 m,
                 call,
                 None,
                 format!(
-                    "a function using ctx is passed to `{}`, which cannot be followed statically",
-                    module.text_of(func)
+                    "a function using ctx is mapped over values not known statically: `{}`",
+                    module.text_of(call)
                 ),
-            );
-            return;
+            ),
         }
-        if !(args_hold_ctx || opaque) {
+        true
+    }
+
+    /// A function using ctx handed to code that cannot be followed: undetermined. True when
+    /// that happened.
+    fn closure_escapes(
+        &mut self,
+        m: ModId,
+        call: Node<'t>,
+        func: Node<'t>,
+        callee: &Val<'t>,
+        args: &CallArgs<'t>,
+        env: &mut Env<'t>,
+    ) -> bool {
+        let module = &self.set().modules[m];
+        let hands_closure = args.values().any(
+            |v| matches!(v, Val::Func(m2, def) if *m2 == m && self.captures_ctx(m, *def, env)),
+        );
+        if !hands_closure || matches!(callee, Val::Func(..)) {
+            return false;
+        }
+        self.undetermined(
+            m,
+            call,
+            None,
+            format!(
+                "a function using ctx is passed to `{}`, which cannot be followed statically",
+                module.text_of(func)
+            ),
+        );
+        true
+    }
+
+    /// ctx (or an opaque splat) handed to another callee: a package function is followed;
+    /// introspection builtins and `functools.partial` are harmless; anything else hides what
+    /// it registers (undetermined).
+    #[allow(clippy::too_many_arguments)]
+    fn ctx_handed_on(
+        &mut self,
+        m: ModId,
+        call: Node<'t>,
+        func: Node<'t>,
+        callee: Val<'t>,
+        args: CallArgs<'t>,
+        env: &mut Env<'t>,
+        depth: usize,
+    ) {
+        if !(args.hold_ctx() || args.opaque) {
             return;
         }
         // Introspection builtins and `functools.partial` (evaluated as a value) hand ctx to
         // nothing that registers.
-        if self.builtin_name(m, func, env).is_some_and(|n| {
-            matches!(
-                n,
-                "getattr"
-                    | "hasattr"
-                    | "callable"
-                    | "isinstance"
-                    | "issubclass"
-                    | "type"
-                    | "id"
-                    | "repr"
-                    | "str"
-                    | "len"
-                    | "bool"
-                    | "print"
-            )
-        }) || matches!(&callee, Val::External(p) if p == "functools.partial")
+        if self
+            .builtin_name(m, func, env)
+            .is_some_and(is_introspection_builtin)
+            || matches!(&callee, Val::External(p) if p == "functools.partial")
         {
             return;
         }
+        let module = &self.set().modules[m];
         match callee {
             Val::Func(m2, def) => {
-                let memo = (def.id(), 0, format!("{positional:?}{keywords:?}"));
+                let memo = (
+                    def.id(),
+                    0,
+                    format!("{:?}{:?}", args.positional, args.keywords),
+                );
                 if self.seen_calls.insert(memo) {
-                    self.call_function(m2, def, positional, keywords, depth + 1);
+                    self.call_function(m2, def, args.positional, args.keywords, depth + 1);
                 }
             }
-            _ if !positional
-                .iter()
-                .chain(keywords.iter().map(|(_, v)| v))
-                .any(Val::holds_ctx) => {}
+            _ if !args.hold_ctx() => {}
             other => {
                 let callee = module.text_of(func).to_string();
                 // Passing ctx to a class (a plugin object) or external code hides what it registers.
@@ -1284,4 +1376,45 @@ fn bind_targets<'t>(
         }
         _ => {}
     }
+}
+
+/// A call's evaluated arguments.
+struct CallArgs<'t> {
+    positional: Vec<Val<'t>>,
+    keywords: Vec<(String, Val<'t>)>,
+    /// A splat that could not be expanded.
+    opaque: bool,
+}
+
+impl<'t> CallArgs<'t> {
+    /// Every argument value, positional then keyword.
+    fn values(&self) -> impl Iterator<Item = &Val<'t>> {
+        self.positional
+            .iter()
+            .chain(self.keywords.iter().map(|(_, v)| v))
+    }
+
+    /// Whether any argument carries ctx.
+    fn hold_ctx(&self) -> bool {
+        self.values().any(Val::holds_ctx)
+    }
+}
+
+/// Builtins that only look at a value (ctx handed to them registers nothing).
+fn is_introspection_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "getattr"
+            | "hasattr"
+            | "callable"
+            | "isinstance"
+            | "issubclass"
+            | "type"
+            | "id"
+            | "repr"
+            | "str"
+            | "len"
+            | "bool"
+            | "print"
+    )
 }

@@ -131,18 +131,17 @@ pub(super) fn consent(
             .iter()
             .find(|p| p.name == name)
             .map_or(name, |p| p.key.clone());
-        decisions.audit.push(audit::AuditEntry {
-            time: audit::now(),
-            profile: cx.profile.clone(),
-            plugin: key,
-            action: "deps".into(),
-            items: added,
-            by: match change.deps {
-                DepsConsent::Yes => "--yes-deps".into(),
-                _ => "prompt".into(),
-            },
-            user: audit::user(),
-        });
+        let by = match change.deps {
+            DepsConsent::Yes => "--yes-deps",
+            _ => "prompt",
+        };
+        decisions.audit.push(audit::AuditEntry::now(
+            cx.profile.clone(),
+            key,
+            "deps",
+            added,
+            by,
+        ));
     }
     Ok(())
 }

@@ -244,7 +244,7 @@ pub fn apply(
     }
     let mut installed = match &change.installed {
         Some(i) => i.clone(),
-        None => Installed::read(&cx.layout.installed()).map_err(ManagerError::environment)?,
+        None => super::installed(cx)?,
     };
     let current = current_doc(cx);
     let previous = crate::generation::current::current_number(&cx.layout);

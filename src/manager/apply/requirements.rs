@@ -10,7 +10,7 @@ use uv_pep440::{Version, VersionSpecifiers};
 
 use super::consent::Manifests;
 use super::select::Selected;
-use crate::consent::audit::{self, AuditEntry};
+use crate::consent::audit::AuditEntry;
 use crate::exit::Code;
 use crate::manager::{Context, Feedback, ManagerError};
 use crate::state::installed::Installed;
@@ -62,9 +62,11 @@ pub(super) fn check(
             )
         })?;
         let parsed = Version::from_str(version).map_err(|e| {
-            ManagerError::Environment(format!(
-                "the core's version `{version}` is not a PEP 440 version: {e}"
-            ))
+            ManagerError::caused(
+                Code::Environment,
+                format!("the core's version `{version}` is not a PEP 440 version"),
+                &e,
+            )
         })?;
         if specifiers.contains(&parsed) {
             continue;
@@ -80,15 +82,13 @@ pub(super) fn check(
             feedback.note(&format!(
                 "`{key}` requires Hermes {spec}, core is {version}: published anyway (--ignore-requires-hermes, recorded)"
             ));
-            audit_entries.push(AuditEntry {
-                time: audit::now(),
-                profile: cx.profile.clone(),
-                plugin: key.clone(),
-                action: "ignore-requires-hermes".into(),
-                items: vec![format!("{spec} (core {version})")],
-                by: "--ignore-requires-hermes".into(),
-                user: audit::user(),
-            });
+            audit_entries.push(AuditEntry::now(
+                cx.profile.clone(),
+                key.clone(),
+                "ignore-requires-hermes",
+                vec![format!("{spec} (core {version})")],
+                "--ignore-requires-hermes",
+            ));
             overridden.push((key.clone(), version.clone()));
             continue;
         }

@@ -41,11 +41,15 @@ pub(super) fn resolve(
     for p in plugins {
         let dir = store.path_of(&p.store_key);
         plugin_inputs.push(inputs::plugin_from_dir(&dir).map_err(|e| {
-            ManagerError::Environment(format!(
-                "plugin `{}`: its store tree {} cannot be read: {e} (reinstall it)",
-                p.key,
-                dir.display()
-            ))
+            ManagerError::caused(
+                Code::Environment,
+                format!(
+                    "plugin `{}`: its store tree {} cannot be read (reinstall it)",
+                    p.key,
+                    dir.display()
+                ),
+                &e,
+            )
         })?);
     }
     plugin_inputs.extend(external.iter().cloned());

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::{Change, SelectionEdit};
-use crate::consent::audit::{self, AuditEntry};
+use crate::consent::audit::AuditEntry;
 use crate::generation::doc::ProfileSelection;
 use crate::manager::{Context, Feedback, ManagerError};
 use crate::state::config_edit;
@@ -119,15 +119,13 @@ pub(super) fn select(
                     // under this name.
                     let (text, revoked) = crate::consent::capabilities::revoke_all(&text, name)?;
                     if !revoked.is_empty() {
-                        revocations.push(AuditEntry {
-                            time: audit::now(),
-                            profile: profile.clone(),
-                            plugin: name.clone(),
-                            action: "revoke".into(),
-                            items: revoked.into_iter().collect(),
-                            by: "remove".into(),
-                            user: audit::user(),
-                        });
+                        revocations.push(AuditEntry::now(
+                            profile.clone(),
+                            name.clone(),
+                            "revoke",
+                            revoked.into_iter().collect(),
+                            "remove",
+                        ));
                     }
                     Ok(text)
                 })

@@ -692,6 +692,15 @@ impl<'t> Doc<'t> {
                 change,
             )]);
         };
+        self.plan_in_plugins(plugins, change)
+    }
+
+    /// The edits for one change inside an existing `plugins:` key.
+    fn plan_in_plugins(
+        &self,
+        plugins: &crate::located::Entry,
+        change: &Change<'_>,
+    ) -> Result<Vec<Edit>, EditError> {
         let list_path = change.list.path();
         let plugins_indent = column0(plugins.key_pos);
         match &plugins.value.value {
@@ -746,8 +755,20 @@ impl<'t> Doc<'t> {
         if contains == change.present {
             return Ok(Vec::new());
         }
+        self.plan_list_edit(plugins, target, items, change)
+    }
 
-        // An edit is needed: `plugins` must be a block mapping we can find our way around.
+    /// The edits that add a name to, or take it from, the selection list (an edit is
+    /// needed): `plugins` must be a block mapping we can find our way around.
+    fn plan_list_edit(
+        &self,
+        plugins: &crate::located::Entry,
+        target: Option<&crate::located::Entry>,
+        items: Option<&[Node]>,
+        change: &Change<'_>,
+    ) -> Result<Vec<Edit>, EditError> {
+        let list_path = change.list.path();
+        let plugins_indent = column0(plugins.key_pos);
         let ph = self.header(plugins.key_pos, PLUGINS)?;
         let flow = || EditError::FlowMapping {
             path: PLUGINS.to_string(),
@@ -809,8 +830,8 @@ impl<'t> Doc<'t> {
             });
         }
         let h = self.header(entry.key_pos, &list_path)?;
-        let key_indent = column0(entry.key_pos);
         let Some(items) = items else {
+            let key_indent = column0(entry.key_pos);
             // `enabled:` (or `enabled: ~`) with no list: turn it into a block list.
             let style = self
                 .sibling_style(plugins, change.list.other(), &inside)
@@ -822,22 +843,33 @@ impl<'t> Doc<'t> {
             edits.push(self.insert_after(h.line, &[style.item_line(key_indent, change.name)]));
             return Ok(edits);
         };
+        self.edit_existing_list(&h, items, change, &list_path)
+    }
+
+    /// The edits inside a list that exists (flow `[…]` or block `- …`).
+    fn edit_existing_list(
+        &self,
+        h: &Header,
+        items: &[Node],
+        change: &Change<'_>,
+        list_path: &str,
+    ) -> Result<Vec<Edit>, EditError> {
         let list_layout = |line: usize, detail: &str| EditError::Layout {
-            path: list_path.clone(),
+            path: list_path.to_string(),
             line: line_number(line),
             detail: detail.to_string(),
         };
         let start = self
-            .value_start(&h)
+            .value_start(h)
             .ok_or_else(|| list_layout(h.line, "cannot find where the list starts"))?;
         let start_line = self.line_index_of(start);
         match self.bytes()[start] {
-            b'[' => self.edit_flow(start, items, change, &list_path),
+            b'[' => self.edit_flow(start, items, change, list_path),
             b'-' if start_line > h.line && self.is_dash_line(start_line) => {
-                self.edit_block(&h, start_line, items, change, &list_path)
+                self.edit_block(h, start_line, items, change, list_path)
             }
             b'&' | b'*' => Err(EditError::Anchor {
-                path: list_path.clone(),
+                path: list_path.to_string(),
                 line: line_number(start_line),
             }),
             _ => Err(list_layout(

@@ -1,0 +1,169 @@
+//! The printer: where the CLI's output goes, decided once per run (uv's `printer.rs`).
+//!
+//! [`Printer::new`] reads `--json`, `--quiet`, `--color`, `--no-input`, `NO_COLOR` and whether
+//! stdin, stdout and stderr are terminals, once, in `cli::main`; commands ask it instead of
+//! looking at flags or the terminal themselves:
+//!
+//! - results for people go to stdout ([`Printer::line`], [`Printer::rendered`]), and with
+//!   `--json` one document and nothing else ([`Printer::document`]);
+//! - notes and progress go to stderr and are dropped by `--quiet` ([`Printer::note`],
+//!   [`Printer::progress_bars`]); warnings and errors always print ([`Printer::warning`],
+//!   [`Printer::error`]);
+//! - everything taken from untrusted input is escaped and credentials in URLs are redacted
+//!   ([`shown`]).
+
+use std::io::{IsTerminal, Write};
+
+use super::env_vars::EnvVars;
+use super::{CliError, ColorChoice, GlobalArgs};
+
+/// Text as it may be shown: credentials in URLs redacted, control characters other than
+/// newline and tab escaped (see [`crate::text`]).
+pub fn shown(text: &str) -> String {
+    crate::text::for_terminal(&crate::text::redact_credentials(text)).into_owned()
+}
+
+/// Where output goes and how it looks, decided once from the global options and the terminal.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Printer {
+    json: bool,
+    quiet: bool,
+    verbose: bool,
+    color: bool,
+    bars: bool,
+    interactive: bool,
+}
+
+impl Printer {
+    /// Decides, once: `--json`, `--quiet`, colour (`--color`, `NO_COLOR`, stdout a terminal),
+    /// progress bars (stderr a terminal, neither `--json` nor `--quiet`) and prompts (stdin and
+    /// stderr terminals, no `--no-input`).
+    pub fn new(global: &GlobalArgs) -> Printer {
+        let color = match global.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os(EnvVars::NO_COLOR).is_none() && std::io::stdout().is_terminal()
+            }
+        };
+        let stderr_terminal = std::io::stderr().is_terminal();
+        Printer {
+            json: global.json,
+            quiet: global.quiet,
+            verbose: global.verbose > 0,
+            color,
+            bars: stderr_terminal && !global.json && !global.quiet,
+            interactive: !global.no_input && std::io::stdin().is_terminal() && stderr_terminal,
+        }
+    }
+
+    /// Whether stdout carries one JSON document (`--json`).
+    pub fn json(&self) -> bool {
+        self.json
+    }
+
+    /// Whether `--quiet` asked for results and errors only.
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
+    /// Whether `-v` asked for more detail (informational catalog findings).
+    pub fn verbose(&self) -> bool {
+        self.verbose
+    }
+
+    /// Whether renderers may colour stdout.
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
+    /// Whether progress may be drawn as bars and spinners on stderr.
+    pub fn progress_bars(&self) -> bool {
+        self.bars
+    }
+
+    /// Whether prompts may be shown (someone can answer them).
+    pub fn interactive(&self) -> bool {
+        self.interactive
+    }
+
+    /// One line of a result for people, on stdout (through [`shown`]).
+    pub fn line(&self, text: &str) {
+        println!("{}", shown(text));
+    }
+
+    /// A rendered document on stdout. `escaped`: the renderer already escaped what it took
+    /// from untrusted input (JSON and SARIF through serde, the report renderers with
+    /// [`crate::text`]), so only credentials are redacted; otherwise the text goes through
+    /// [`shown`].
+    pub fn rendered(&self, text: &str, escaped: bool) {
+        if escaped {
+            print!("{}", crate::text::redact_credentials(text));
+        } else {
+            print!("{}", shown(text));
+        }
+    }
+
+    /// The `--json` document following `schema` on stdout, `"$schema"` first (serde escapes
+    /// control characters; credentials in URLs are redacted).
+    pub fn document(&self, schema: super::json::Schema, value: &serde_json::Value) {
+        let doc = super::json::document(schema, value.clone());
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        println!("{}", crate::text::redact_credentials(&text));
+    }
+
+    /// A note on stderr (`note: …`), dropped by `--quiet`.
+    pub fn note(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("note: {}", shown(text));
+        }
+    }
+
+    /// A message on stderr that `--quiet` drops (what was written where).
+    pub fn status(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("{}", shown(text));
+        }
+    }
+
+    /// A warning on stderr (`warning: …`); printed even with `--quiet`.
+    pub fn warning(&self, text: &str) {
+        eprintln!("warning: {}", shown(text));
+    }
+
+    /// Reports a failure: `error: …` and its causes (`Caused by:`) on stderr and, with
+    /// `--json`, the error document on stdout.
+    pub fn error(&self, err: &CliError) {
+        if self.json {
+            let _ = writeln!(
+                std::io::stdout(),
+                "{}",
+                serde_json::to_string_pretty(&err.to_json()).unwrap_or_default()
+            );
+        }
+        let mut stderr = std::io::stderr().lock();
+        let _ = writeln!(stderr, "error: {}", shown(&err.message));
+        if !err.causes.is_empty() {
+            let _ = writeln!(stderr, "\nCaused by:");
+            for cause in &err.causes {
+                let _ = writeln!(stderr, "  {}", shown(cause));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_escapes_control_characters_and_redacts_credentials() {
+        let text = shown("https://user:secret@example.org/x \u{1b}[31mred\u{7}");
+        assert!(!text.contains("secret"), "{text}");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text}"
+        );
+        assert!(text.contains("example.org/x"), "{text}");
+    }
+}
