@@ -460,23 +460,25 @@ in
 /// What the module cannot take is refused, naming it: by `nix expr --lock` (exit 1) and, in
 /// the `--from-json` form, by a throw when evaluated; `--plugins-only` leaves Python out.
 fn refusals(w: &World, lock: &Value, instantiate: &Path) {
-    let cases: [(&str, Box<dyn Fn(&mut Value)>, &str); 3] = [
+    /// A case: its name, how it edits the lock, what the refusal says.
+    type Case = (&'static str, fn(&mut Value), &'static str);
+    let cases: [Case; 3] = [
         (
             "sdist",
-            Box::new(|l: &mut Value| l["python"]["packages"][0]["kind"] = "sdist".into()),
+            |l: &mut Value| l["python"]["packages"][0]["kind"] = "sdist".into(),
             "source distribution",
         ),
         (
             "platform",
-            Box::new(|l: &mut Value| {
+            |l: &mut Value| {
                 l["python"]["packages"][0]["file"] =
                     "colorlib-1.0.0-cp312-cp312-manylinux_2_17_x86_64.whl".into()
-            }),
+            },
             "platform-specific wheel",
         ),
         (
             "portable",
-            Box::new(|l: &mut Value| l["plugins"][0]["format"] = "portable".into()),
+            |l: &mut Value| l["plugins"][0]["format"] = "portable".into(),
             "portable (plugin.json) package",
         ),
     ];
