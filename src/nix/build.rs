@@ -267,8 +267,26 @@ fn build_venv(
         }
         None => Vec::new(),
     };
-    let wheels = std::path::absolute(&req.wheels).map_err(|e| io(&req.wheels, e))?;
-    // Offline: every wheel comes from the wheel directory, checked like any other.
+    // Offline: every wheel comes from the wheel directory, checked like any other. A wheel
+    // there may be a symbolic link (Nix composes such directories with `linkFarm`): the
+    // locked wheels are copied (links followed, as the user named the directory) into the
+    // build's own scratch directory under their file names, and checked against the lock's
+    // sha256 from there.
+    let wheels = cache.path().join("offline-wheels");
+    std::fs::create_dir_all(&wheels).map_err(|e| io(&wheels, e))?;
+    for pin in &pins {
+        if let Some((file, _)) = &pin.wheel {
+            if file.contains('/') || file.starts_with('.') || file.contains('\0') {
+                return Err(BuildError::Install(format!(
+                    "the lock names the wheel `{}`, which is not a file name",
+                    crate::text::escape(file)
+                )));
+            }
+            let from = req.wheels.join(file);
+            let to = wheels.join(file);
+            std::fs::copy(&from, &to).map_err(|e| io(&from, e))?;
+        }
+    }
     let pins = pins
         .into_iter()
         .map(|mut pin| {
@@ -296,6 +314,11 @@ fn build_venv(
         wheel_limits: crate::generation::wheels::WheelLimits::default(),
     })
     .map_err(|e| BuildError::Install(e.to_string()))?;
+    super::reproducible::normalize_install_records(
+        &installed.site_packages,
+        req.source_date_epoch.unwrap_or(0),
+    )
+    .map_err(|e| io(&installed.site_packages, e))?;
     Ok((installed, lock))
 }
 

@@ -2,11 +2,13 @@
 //! [`crate::store::nar`], which keys the store by the same digest), a lock of pinned plugins
 //! with the hashes `fetchFromGitHub` / `fetchgit` compute ([`lock`]), a Nix expression for
 //! `services.hermes-agent.extraPlugins` ([`expr`]), and an offline, bit-for-bit reproducible
-//! build of a generation from pinned sources and pre-fetched wheels ([`build`]).
+//! build of a generation from pinned sources and pre-fetched wheels ([`build`], with
+//! [`reproducible`] taking out what would make its venv depend on the time of the build).
 
 pub mod build;
 pub mod expr;
 pub mod lock;
+pub mod reproducible;
 
 use std::path::Path;
 

@@ -540,3 +540,232 @@ fn refusals(w: &World, lock: &Value, instantiate: &Path) {
         }
     }
 }
+
+/// A `pkgs` for real builds with Debian's Nix and no nixpkgs: derivations whose builder is the
+/// host's `/bin/sh` (Debian's Nix builds without a sandbox). `fetchurl` is Nix's own
+/// `<nix/fetchurl.nix>` (a fixed-output derivation checked against the sha256);
+/// `fetchFromGitHub` checks out `MIRROR/<owner>/<repo>` at `rev` as a fixed-output derivation
+/// whose output Nix checks against the pinned `hash`; `buildPythonPackage` unpacks the wheel
+/// into `lib/site-packages`.
+const REAL_PKGS: &str = r#"
+let
+  run = name: attrs: command: derivation ({
+    inherit name;
+    system = builtins.currentSystem;
+    builder = "/bin/sh";
+    args = [ "-c" command ];
+    PATH = "HOST_PATH";
+  } // attrs);
+  python = {
+    pkgs.buildPythonPackage = args:
+      run "python-${args.pname}-${args.version}" { inherit (args) src; }
+        "mkdir -p $out/lib/site-packages && python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' $src $out/lib/site-packages";
+  };
+in
+{
+  runCommand = run;
+  fetchurl = { url, sha256, name }: import <nix/fetchurl.nix> { inherit url sha256 name; };
+  fetchFromGitHub = { owner, repo, rev, hash, name ? "source" }:
+    run name {
+      outputHashMode = "recursive";
+      outputHash = hash;
+      GIT_CONFIG_NOSYSTEM = "1";
+      HOME = "/homeless-shelter";
+    } "git clone -q MIRROR/${owner}/${repo} $out && git -C $out checkout -q ${rev} && rm -rf $out/.git";
+}
+// builtins.listToAttrs (map (minor: { name = "python3${toString minor}"; value = python; })
+  [ 8 9 10 11 12 13 14 ])
+"#;
+
+/// Every package of the generated module fragment, plugins first.
+const REAL_PACKAGES: &str = r#"
+let
+  cfg = (import ./plugins.nix { pkgs = import ./real-pkgs.nix; }).services.hermes-agent;
+in
+  cfg.extraPlugins ++ cfg.extraPythonPackages
+"#;
+
+/// A generation built by `hermes-plugins build --offline` inside a derivation: the lock and
+/// the plugin packages from the expression above, the wheels fetched by Nix from the lock's
+/// URLs and sha256.
+const REAL_GENERATION: &str = r#"
+let
+  pkgs = import ./real-pkgs.nix;
+  cfg = (import ./plugins.nix { inherit pkgs; }).services.hermes-agent;
+  lock = builtins.fromJSON (builtins.readFile ./lock.json);
+  wheels = pkgs.runCommand "wheels" { } ("mkdir $out\n" + builtins.concatStringsSep "\n"
+    (map (p: "ln -s ${pkgs.fetchurl { inherit (p) url sha256; name = p.file; }} $out/${p.file}")
+      lock.python.packages));
+  sources = builtins.concatStringsSep " " (builtins.genList
+    (i: "--source ${(builtins.elemAt lock.plugins i).key}=${builtins.elemAt cfg.extraPlugins i}")
+    (builtins.length lock.plugins));
+in
+pkgs.runCommand "hermes-plugins-generation" {
+  lockFile = builtins.path { path = ./lock.json; name = "hermes-plugins.lock.json"; };
+  SOURCE_DATE_EPOCH = "1700000000";
+} "export HOME=$TMPDIR; exec BINARY build --offline --lock $lockFile --wheels ${wheels} --out $out ${sources}"
+"#;
+
+/// Runs `nix-build` offline (no substituters, no sandbox — as Debian's Nix builds — and no
+/// build users) and returns
+/// the output paths it printed.
+fn nix_build(tool: &Path, dir: &Path, file: &str, extra: &[&str]) -> Vec<String> {
+    let out = Command::new(tool)
+        .current_dir(dir)
+        .args(["--no-out-link", "--option", "sandbox", "false"])
+        // Build as the calling user (the test's temporary files and the binary are its own).
+        .args(["--option", "build-users-group", ""])
+        .args(["--option", "substituters", ""])
+        .args(extra)
+        .arg(file)
+        .env("no_proxy", "127.0.0.1,localhost")
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env_remove("http_proxy")
+        .env_remove("HTTP_PROXY")
+        .env_remove("https_proxy")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("all_proxy")
+        .env_remove("ALL_PROXY")
+        .output()
+        .unwrap();
+    let text = common::succeeded(out);
+    String::from_utf8(text)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn real_offline_nix_builds_of_the_expression_and_a_generation() {
+    let (Some(nix_build_tool), Some(nix_store)) = (nix_tool("nix-build"), nix_tool("nix-store"))
+    else {
+        return;
+    };
+    let w = World::new();
+    // A GitHub plugin in a subdirectory (served from a local mirror) with a Python
+    // dependency, and a plugin installed from a local directory.
+    let mirror = w.tmp.path().join("gh");
+    let rev = git_plugin(
+        &mirror.join("acme/tools"),
+        Some("plugins/weather"),
+        "weather",
+        "1.0.0",
+        &["weatherlib==1.0.0"],
+    );
+    let notes = w.tmp.path().join("notes");
+    for (path, text) in plugin_files("notes", "0.1.0", &[]) {
+        std::fs::create_dir_all(&notes).unwrap();
+        std::fs::write(notes.join(path), text).unwrap();
+    }
+    let instead = format!("https://github.com/={}/", file_url(&mirror));
+    let run = |args: &[&str]| {
+        let out = w
+            .cmd(args)
+            .env("HERMES_PLUGINS_GIT_INSTEAD_OF", &instead)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&common::succeeded(out)).into_owned()
+    };
+    run(&[
+        "install",
+        "https://github.com/acme/tools#plugins/weather",
+        "--enable",
+        "--yes-deps",
+    ]);
+    run(&["install", notes.to_str().unwrap(), "--enable", "--yes-deps"]);
+    let dir = w.tmp.path().join("nix");
+    std::fs::create_dir_all(&dir).unwrap();
+    run(&[
+        "nix",
+        "lock",
+        "--out",
+        dir.join("lock.json").to_str().unwrap(),
+    ]);
+    let lock: Value = common::read_json(&dir.join("lock.json"));
+    assert_eq!(lock["plugins"][0]["key"], "notes");
+    assert_eq!(lock["plugins"][0]["fetcher"], "path");
+    assert_eq!(lock["plugins"][1]["rev"], rev);
+    let expression = run(&[
+        "nix",
+        "expr",
+        "--lock",
+        dir.join("lock.json").to_str().unwrap(),
+    ]);
+    std::fs::write(dir.join("plugins.nix"), expression).unwrap();
+    let host_path = std::env::var("PATH").unwrap();
+    std::fs::write(
+        dir.join("real-pkgs.nix"),
+        REAL_PKGS
+            .replace("HOST_PATH", &host_path)
+            .replace("MIRROR", &file_url(&mirror)),
+    )
+    .unwrap();
+    std::fs::write(dir.join("packages.nix"), REAL_PACKAGES).unwrap();
+    #[allow(deprecated)]
+    let binary = assert_cmd::cargo::cargo_bin("hermes-plugins");
+    std::fs::write(
+        dir.join("generation.nix"),
+        REAL_GENERATION.replace("BINARY", binary.to_str().unwrap()),
+    )
+    .unwrap();
+
+    // The module fragment, built for real: each plugin package has plugin.yaml and
+    // __init__.py at its root (the module's activation check) and its key as name; the
+    // GitHub source's pinned hash is checked by Nix itself; the Python package is the
+    // locked wheel, fetched by URL and sha256, and imports at the locked version.
+    let built = nix_build(&nix_build_tool, &dir, "packages.nix", &[]);
+    assert_eq!(built.len(), 4, "{built:?}");
+    for (path, key) in built.iter().zip(["notes", "weather"]) {
+        assert!(path.ends_with(&format!("-{key}")), "{path}");
+        assert!(Path::new(path).join("plugin.yaml").is_file(), "{path}");
+        assert!(Path::new(path).join("__init__.py").is_file(), "{path}");
+    }
+    let site = |i: usize| format!("{}/lib/site-packages", built[i]);
+    let imported = Command::new("python3")
+        .args([
+            "-c",
+            "import colorlib, weatherlib; print(weatherlib.__version__)",
+        ])
+        .env("PYTHONPATH", format!("{}:{}", site(2), site(3)))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&common::succeeded(imported)).trim(),
+        "1.0.0"
+    );
+
+    // A generation built offline inside a derivation by the binary; rebuilt with `--check`,
+    // Nix finds the output bit-for-bit identical, and a second build gives the same path.
+    let first = nix_build(&nix_build_tool, &dir, "generation.nix", &[]);
+    let checked = nix_build(&nix_build_tool, &dir, "generation.nix", &["--check"]);
+    let again = nix_build(&nix_build_tool, &dir, "generation.nix", &[]);
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first, checked);
+    assert_eq!(first, again);
+    let generation = Path::new(&first[0]);
+    let doc: Value = common::read_json(&generation.join("generation.json"));
+    assert_eq!(doc["created"], "2023-11-14T22:13:20Z");
+    let keys: Vec<&str> = doc["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["notes", "weather"]);
+    let imported = Command::new(generation.join("venv/bin/python"))
+        .args(["-c", "import weatherlib; print(weatherlib.__version__)"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&common::succeeded(imported)).trim(),
+        "1.0.0"
+    );
+
+    // Leave the store as it was: these outputs have no roots.
+    let _ = Command::new(nix_store)
+        .arg("--delete")
+        .args(&first)
+        .args(&built)
+        .output();
+}
