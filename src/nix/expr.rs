@@ -89,8 +89,10 @@ fn fetcher(p: &super::lock::NixPin, name: &str) -> String {
             string(repo),
             string(&p.hash)
         ),
+        // Without submodules, explicitly (fetchgit's default fetches them): the pinned hash
+        // is of the tree as installed, which never includes them.
         Fetch::Git { url } => format!(
-            "pkgs.fetchgit {{\n        name = {};\n        url = {};\n        rev = {rev};\n        hash = {};\n      }}",
+            "pkgs.fetchgit {{\n        name = {};\n        url = {};\n        rev = {rev};\n        hash = {};\n        fetchSubmodules = false;\n      }}",
             string(name),
             string(url),
             string(&p.hash)
@@ -289,8 +291,7 @@ let
     if pin.fetcher == "github" then
       pkgs.fetchFromGitHub {{ inherit name; inherit (pin) owner repo rev hash; }}
     else if pin.fetcher == "git" then
-      pkgs.fetchgit ({{ inherit name; inherit (pin) url rev hash; }}
-        // (if pin ? fetchSubmodules then {{ inherit (pin) fetchSubmodules; }} else {{ }}))
+      pkgs.fetchgit {{ inherit name; inherit (pin) url rev hash; fetchSubmodules = false; }}
     else
       builtins.path {{ inherit name; path = pin.path; sha256 = pin.hash; }};
   package = pin:

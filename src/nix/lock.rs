@@ -27,7 +27,9 @@ pub enum Fetch {
         /// Repository.
         repo: String,
     },
-    /// `pkgs.fetchgit { url; rev; hash; }`.
+    /// `pkgs.fetchgit { url; rev; hash; fetchSubmodules = false; }` — any git URL, and GitHub
+    /// repositories whose `git archive` (what `fetchFromGitHub` unpacks) differs from their
+    /// tree (see [`archive_differs`]).
     Git {
         /// The URL.
         url: String,
@@ -118,6 +120,43 @@ pub fn github_parts(url: &str) -> Option<(String, String)> {
     (!owner.is_empty() && !repo.is_empty() && !repo.contains('/')).then_some((owner, repo))
 }
 
+/// Why `git archive` of a checked-out tree (what GitHub serves as the tarball
+/// `fetchFromGitHub` unpacks) would differ from the tree itself (what we hash and install):
+/// a `.gitattributes` that uses `export-ignore` (files left out) or `export-subst`
+/// (placeholders expanded), or submodules (`.gitmodules`; their directories are absent or
+/// empty in archives). `None` when the archive is the tree.
+pub fn archive_differs(tree: &Path) -> std::io::Result<Option<&'static str>> {
+    if tree.join(".gitmodules").is_file() {
+        return Ok(Some("the repository has submodules"));
+    }
+    let mut stack = vec![tree.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                stack.push(entry.path());
+            } else if kind.is_file() && entry.file_name() == ".gitattributes" {
+                let text = std::fs::read(entry.path())?;
+                let text = String::from_utf8_lossy(&text);
+                let uses = |attr: &str| {
+                    text.lines()
+                        .filter(|l| !l.trim_start().starts_with('#'))
+                        .flat_map(str::split_whitespace)
+                        .any(|w| w.trim_start_matches(['-', '!']) == attr)
+                };
+                if uses("export-ignore") {
+                    return Ok(Some("its .gitattributes use export-ignore"));
+                }
+                if uses("export-subst") {
+                    return Ok(Some("its .gitattributes use export-subst"));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
 fn pin(plugin: &InstalledPlugin, git_cache: &Path, scratch: &Path) -> Result<NixPin, LockError> {
     let err = |message: String| LockError {
         key: plugin.key.clone(),
@@ -128,10 +167,30 @@ fn pin(plugin: &InstalledPlugin, git_cache: &Path, scratch: &Path) -> Result<Nix
         let dest = scratch.join(&plugin.store_key);
         git::checkout_sha_cached(url, rev, git_cache, &dest, &mut |_, _| {})
             .map_err(|e| err(e.to_string()))?;
+        // A fresh clone (the cache's fallback; a tree with submodules takes it, as libgit2
+        // cannot check those out of a bare repository) leaves `.git`: the fetchers' trees
+        // have none.
+        let git_dir = dest.join(".git");
+        if git_dir.exists() {
+            std::fs::remove_dir_all(&git_dir)
+                .map_err(|e| err(format!("{}: {e}", git_dir.display())))?;
+        }
         let hash = super::hash_path(&dest).map_err(|e| err(e.to_string()))?;
+        let differs = archive_differs(&dest).map_err(|e| err(e.to_string()))?;
         let _ = std::fs::remove_dir_all(&dest);
         let fetch = match github_parts(url) {
-            Some((owner, repo)) => Fetch::Github { owner, repo },
+            Some((owner, repo)) => match differs {
+                None => Fetch::Github { owner, repo },
+                Some(why) => {
+                    tracing::info!(
+                        "{}: pinned for fetchgit, as {why}: GitHub's tarball would differ from the tree",
+                        plugin.key
+                    );
+                    Fetch::Git {
+                        url: format!("https://github.com/{owner}/{repo}.git"),
+                    }
+                }
+            },
             None => Fetch::Git { url: url.clone() },
         };
         return Ok(NixPin {
@@ -188,6 +247,44 @@ pub fn make(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn archives_that_differ_from_the_tree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("plugin.yaml"), "name: x\n").unwrap();
+        assert_eq!(archive_differs(root).unwrap(), None);
+        std::fs::write(
+            root.join(".gitattributes"),
+            "*.py text eol=lf\n# export-ignore\n",
+        )
+        .unwrap();
+        assert_eq!(archive_differs(root).unwrap(), None);
+        std::fs::write(root.join("docs/.gitattributes"), "drafts/ export-ignore\n").unwrap();
+        assert!(
+            archive_differs(root)
+                .unwrap()
+                .unwrap()
+                .contains("export-ignore")
+        );
+        std::fs::remove_file(root.join("docs/.gitattributes")).unwrap();
+        std::fs::write(root.join(".gitattributes"), "version.py export-subst\n").unwrap();
+        assert!(
+            archive_differs(root)
+                .unwrap()
+                .unwrap()
+                .contains("export-subst")
+        );
+        std::fs::remove_file(root.join(".gitattributes")).unwrap();
+        std::fs::write(root.join(".gitmodules"), "[submodule \"v\"]\n").unwrap();
+        assert!(
+            archive_differs(root)
+                .unwrap()
+                .unwrap()
+                .contains("submodules")
+        );
+    }
 
     #[test]
     fn github_urls() {

@@ -769,3 +769,204 @@ fn real_offline_nix_builds_of_the_expression_and_a_generation() {
         .args(&built)
         .output();
 }
+
+/// The NAR hash (SRI) of what `fetchgit` without submodules produces: a clone checked out at
+/// `rev`, without `.git`.
+fn fetchgit_tree_hash(w: &World, repo_dir: &Path, rev: &str, name: &str) -> String {
+    let dest = w.tmp.path().join(format!("fetchgit-{name}"));
+    let status = Command::new("git")
+        .args(["-c", "protocol.file.allow=always", "clone", "-q"])
+        .arg(repo_dir)
+        .arg(&dest)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = Command::new("git")
+        .arg("-C")
+        .arg(&dest)
+        .args(["checkout", "-q", rev])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::remove_dir_all(dest.join(".git")).unwrap();
+    ours(&["nix", "hash", dest.to_str().unwrap()])
+}
+
+/// The NAR hash (SRI) of `git archive` at `rev` unpacked: what GitHub's tarball, and so
+/// `fetchFromGitHub`, gives.
+fn archive_tree_hash(w: &World, repo_dir: &Path, rev: &str, name: &str) -> String {
+    let dest = w.tmp.path().join(format!("archive-{name}"));
+    std::fs::create_dir_all(&dest).unwrap();
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "git -C '{}' archive --format=tar {rev} | tar -x -C '{}'",
+            repo_dir.display(),
+            dest.display()
+        ))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    ours(&["nix", "hash", dest.to_str().unwrap()])
+}
+
+#[test]
+fn github_repositories_whose_archive_differs_are_pinned_for_fetchgit() {
+    let w = World::new();
+    let mirror = w.tmp.path().join("gh");
+    // export-ignore: the tarball leaves tests/ out.
+    let ignoring = mirror.join("acme/ignoring");
+    git_plugin(&ignoring, None, "ignoring", "1.0.0", &[]);
+    let ignoring_rev = commit(
+        &ignoring,
+        &[
+            (".gitattributes".into(), "tests/ export-ignore\n".into()),
+            ("tests/test_it.py".into(), "def test(): pass\n".into()),
+        ],
+        "attributes",
+    );
+    // export-subst: the tarball expands $Format:…$.
+    let subst = mirror.join("acme/subst");
+    git_plugin(&subst, None, "subst", "1.0.0", &[]);
+    let subst_rev = commit(
+        &subst,
+        &[
+            (".gitattributes".into(), "version.txt export-subst\n".into()),
+            ("version.txt".into(), "$Format:%H$\n".into()),
+        ],
+        "attributes",
+    );
+    // A submodule: archives hold no content for it; fetchgit must not fetch it either.
+    let library = mirror.join("acme/library");
+    git_plugin(&library, None, "library", "1.0.0", &[]);
+    let with_module = mirror.join("acme/withmodule");
+    git_plugin(&with_module, None, "withmodule", "1.0.0", &[]);
+    for args in [
+        vec![
+            "-c".to_string(),
+            "protocol.file.allow=always".into(),
+            "submodule".into(),
+            "add".into(),
+            "-q".into(),
+            file_url(&library),
+            "vendor/library".into(),
+        ],
+        vec![
+            "-c".into(),
+            "user.name=Test".into(),
+            "-c".into(),
+            "user.email=t@example.org".into(),
+            "commit".into(),
+            "-q".into(),
+            "-m".into(),
+            "submodule".into(),
+        ],
+    ] {
+        let status = Command::new("git")
+            .arg("-C")
+            .arg(&with_module)
+            .args(&args)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+    let module_rev = String::from_utf8(
+        Command::new("git")
+            .arg("-C")
+            .arg(&with_module)
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_string();
+
+    let instead = format!("https://github.com/={}/", file_url(&mirror));
+    let run = |args: &[&str]| {
+        let out = w
+            .cmd(args)
+            .env("HERMES_PLUGINS_GIT_INSTEAD_OF", &instead)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&common::succeeded(out)).into_owned()
+    };
+    for name in ["ignoring", "subst", "withmodule"] {
+        run(&["install", &format!("https://github.com/acme/{name}")]);
+    }
+    let lock: Value = serde_json::from_str(&run(&["nix", "lock"])).unwrap();
+    let pins = lock["plugins"].as_array().unwrap();
+    for (name, dir, rev, archive_differs) in [
+        ("ignoring", &ignoring, &ignoring_rev, true),
+        ("subst", &subst, &subst_rev, true),
+        ("withmodule", &with_module, &module_rev, false),
+    ] {
+        let pin = pins.iter().find(|p| p["key"] == name).unwrap();
+        assert_eq!(pin["fetcher"], "git", "{pin:#}");
+        assert_eq!(
+            pin["url"],
+            format!("https://github.com/acme/{name}.git"),
+            "{pin:#}"
+        );
+        assert_eq!(&pin["rev"], rev.as_str());
+        // The pinned hash is fetchgit's (a checkout without submodules)…
+        assert_eq!(
+            pin["hash"].as_str().unwrap(),
+            fetchgit_tree_hash(&w, dir, rev, name),
+            "{name}"
+        );
+        // …which fetchFromGitHub's tarball would not have matched.
+        if archive_differs {
+            assert_ne!(
+                pin["hash"].as_str().unwrap(),
+                archive_tree_hash(&w, dir, rev, name),
+                "{name}"
+            );
+        }
+    }
+    // The expression fetches them with fetchgit, submodules off (fetchgit's default is on).
+    let expression = run(&["nix", "expr"]);
+    assert_eq!(
+        expression.matches("pkgs.fetchgit {").count(),
+        3,
+        "{expression}"
+    );
+    assert_eq!(
+        expression.matches("fetchSubmodules = false;").count(),
+        3,
+        "{expression}"
+    );
+    assert!(!expression.contains("fetchFromGitHub"), "{expression}");
+    // Both forms, evaluated against the stub, call fetchgit with the lock's arguments.
+    let Some(instantiate) = nix_tool("nix-instantiate") else {
+        return;
+    };
+    let dir = w.tmp.path();
+    std::fs::write(dir.join("lock.json"), lock.to_string()).unwrap();
+    std::fs::write(dir.join("inline.nix"), &expression).unwrap();
+    std::fs::write(
+        dir.join("generic.nix"),
+        run(&["nix", "expr", "--from-json", "lock.json"]),
+    )
+    .unwrap();
+    std::fs::write(dir.join("stub-pkgs.nix"), STUB_PKGS).unwrap();
+    for name in ["inline.nix", "generic.nix"] {
+        let check = dir.join(format!("check-{name}"));
+        std::fs::write(&check, STUB_CHECK.replace("EXPRESSION", name)).unwrap();
+        let out = Command::new(&instantiate)
+            .args(["--eval", "--strict", "--json"])
+            .arg(&check)
+            .output()
+            .unwrap();
+        let seen: Value = serde_json::from_slice(&common::succeeded(out)).unwrap();
+        for (plugin, pin) in seen["plugins"].as_array().unwrap().iter().zip(pins) {
+            assert_eq!(plugin["name"], pin["key"], "{name}: {seen:#}");
+            assert_eq!(plugin["builder"], "fetchgit", "{name}: {seen:#}");
+            for field in ["url", "rev", "hash"] {
+                assert_eq!(plugin["args"][field], pin[field], "{name}: {seen:#}");
+            }
+            assert_eq!(plugin["args"]["fetchSubmodules"], false, "{name}: {seen:#}");
+        }
+    }
+}
