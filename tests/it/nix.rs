@@ -970,3 +970,116 @@ fn github_repositories_whose_archive_differs_are_pinned_for_fetchgit() {
         }
     }
 }
+
+/// A stand-in for nixpkgs as the flake uses it: `lib` (genAttrs, cleanSourceWith, licenses,
+/// platforms), `legacyPackages.<system>` with `callPackage` (which passes only the
+/// arguments the function declares, as nixpkgs does) and a `rustPlatform.buildRustPackage`
+/// that records its arguments. The filter of `cleanSourceWith` is applied to sample paths.
+const STUB_NIXPKGS: &str = r#"
+let
+  lib = {
+    genAttrs = names: f: builtins.listToAttrs (map (n: { name = n; value = f n; }) names);
+    cleanSourceWith = { src, filter, name ? "source" }: {
+      inherit name;
+      root = toString src;
+      keeps = builtins.listToAttrs (map (p: { name = p; value = filter (toString src + "/" + p) "directory"; })
+        [ "src" "Cargo.toml" "benches" "tests" "fixtures" "target" ".git" "result" ]);
+    };
+    licenses = { mit = "MIT"; asl20 = "Apache-2.0"; };
+    platforms.unix = [ "unix" ];
+  };
+  pkgsFor = system: let
+    pkgs = {
+      inherit lib system;
+      pkg-config = "pkg-config"; perl = "perl"; cmake = "cmake";
+      rustPlatform.buildRustPackage = args: {
+        type = "derivation";
+        name = "${args.pname}-${args.version}";
+        inherit args;
+      };
+      callPackage = fn: overrides: let f = import fn; in
+        f (builtins.intersectAttrs (builtins.functionArgs f) pkgs // overrides);
+    };
+  in pkgs;
+in
+{
+  inherit lib;
+  legacyPackages = lib.genAttrs [ "x86_64-linux" "aarch64-linux" "x86_64-darwin" "aarch64-darwin" ] pkgsFor;
+}
+"#;
+
+/// The flake's outputs evaluated against the stub: the package for every system, the overlay.
+const FLAKE_CHECK: &str = r#"
+let
+  nixpkgs = import ./stub-nixpkgs.nix;
+  flake = import REPO/flake.nix;
+  outputs = flake.outputs { self = outputs; inherit nixpkgs; };
+  pkg = outputs.packages.x86_64-linux.default;
+  overlaid = outputs.overlays.default (nixpkgs.legacyPackages.x86_64-linux) { };
+  isPackage = x: builtins.isAttrs x && (x.type or null) == "derivation";
+in
+  assert builtins.all (s: isPackage outputs.packages.${s}.default)
+    (builtins.attrNames outputs.packages);
+  assert isPackage overlaid.hermes-plugins;
+  {
+    systems = builtins.attrNames outputs.packages;
+    inherit (pkg) name;
+    inherit (pkg.args) pname version doCheck;
+    lockFile = toString pkg.args.cargoLock.lockFile;
+    src = pkg.args.src;
+    meta = pkg.args.meta;
+    nativeBuildInputs = pkg.args.nativeBuildInputs;
+    overlayName = overlaid.hermes-plugins.name;
+    description = flake.description;
+  }
+"#;
+
+#[test]
+fn the_flake_packages_the_tool_from_its_cargo_lock() {
+    let Some(instantiate) = nix_tool("nix-instantiate") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("stub-nixpkgs.nix"), STUB_NIXPKGS).unwrap();
+    let root = repo();
+    let check = tmp.path().join("check.nix");
+    std::fs::write(&check, FLAKE_CHECK.replace("REPO", root.to_str().unwrap())).unwrap();
+    let out = Command::new(&instantiate)
+        .args(["--eval", "--strict", "--json"])
+        .arg(&check)
+        .output()
+        .unwrap();
+    let seen: Value = serde_json::from_slice(&common::succeeded(out)).unwrap();
+    let manifest: toml::Table = std::fs::read_to_string(root.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let version = manifest["package"]["version"].as_str().unwrap();
+    assert_eq!(seen["pname"], "hermes-plugins");
+    assert_eq!(seen["version"], version);
+    assert_eq!(seen["name"], format!("hermes-plugins-{version}"));
+    assert_eq!(seen["overlayName"], seen["name"]);
+    assert_eq!(
+        seen["systems"],
+        serde_json::json!([
+            "aarch64-darwin",
+            "aarch64-linux",
+            "x86_64-darwin",
+            "x86_64-linux"
+        ])
+    );
+    assert_eq!(
+        seen["lockFile"],
+        root.join("Cargo.lock").to_str().unwrap(),
+        "{seen:#}"
+    );
+    assert_eq!(seen["meta"]["mainProgram"], "hermes-plugins");
+    assert_eq!(seen["src"]["root"], root.to_str().unwrap(), "{seen:#}");
+    for kept in ["src", "Cargo.toml", "benches", "tests", "fixtures"] {
+        assert_eq!(seen["src"]["keeps"][kept], true, "{kept}: {seen:#}");
+    }
+    for left in ["target", ".git", "result"] {
+        assert_eq!(seen["src"]["keeps"][left], false, "{left}: {seen:#}");
+    }
+    assert_eq!(seen["doCheck"], false);
+}
