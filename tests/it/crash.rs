@@ -1,9 +1,11 @@
-//! Crash safety (GEN-8): abort at every named fault point, and kill the process at random
-//! moments, during `enable` and `update`; `current` must always be a complete generation that
+//! Crash safety (GEN-8): abort at every named fault point during `enable` and `update`, and
+//! kill the process at random moments during `enable`, `update`, `generations rollback`,
+//! `generations gc` and `remove`; `current` must always be a complete generation that
 //! `verify` accepts, and the next writer must finish or undo the interrupted work.
 //!
-//! `HERMES_PLUGINS_KILL_TRIALS` sets the number of random kills per operation (default 8; the
-//! issue's acceptance run uses 50).
+//! Random kills: 50 per operation from a fixed seed, both printed with every failure;
+//! `HERMES_PLUGINS_KILL_TRIALS` and `HERMES_PLUGINS_KILL_SEED` change them (a replay uses the
+//! printed pair).
 
 use crate::common;
 
@@ -65,10 +67,13 @@ fn assert_recovered(w: &World, context: &str) {
         .map(|p| p["key"].as_str().unwrap().to_string())
         .collect();
     let config = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
+    let selection =
+        hermes_plugins::state::profiles::read_profile("default", &w.home.join("config.yaml"))
+            .unwrap();
+    let selected: Vec<String> = selection.selected().cloned().collect();
     assert_eq!(
-        config.contains("weather"),
-        active.contains(&"weather".to_string()),
-        "{context}: config.yaml and current disagree:\n{config}\nactive: {active:?}"
+        selected, active,
+        "{context}: config.yaml and current disagree:\n{config}"
     );
     assert!(config.starts_with("# mine\n"), "{context}: {config}");
     assert_consistent(w, context);
@@ -136,7 +141,7 @@ fn update_aborted_at_every_point() {
     }
 }
 
-/// A small deterministic generator (the seed is printed for reproduction).
+/// A small deterministic generator (the seed is printed with every failure).
 struct Lcg(u64);
 
 impl Lcg {
@@ -149,49 +154,104 @@ impl Lcg {
     }
 }
 
-fn kill_trials(operation: &str) {
-    let trials: usize = std::env::var("HERMES_PLUGINS_KILL_TRIALS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(8);
-    let seed = std::env::var("HERMES_PLUGINS_KILL_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    eprintln!("{operation}: {trials} trials, HERMES_PLUGINS_KILL_SEED={seed}");
-    let mut rng = Lcg(seed);
-    // How long does one run take? Kill somewhere inside it.
+/// The seed used unless `HERMES_PLUGINS_KILL_SEED` gives another: every run kills at the same
+/// offsets, so a failure can be replayed.
+const DEFAULT_SEED: u64 = 0x5eed_c0de_2026;
+
+/// Trials per operation unless `HERMES_PLUGINS_KILL_TRIALS` says otherwise.
+const DEFAULT_TRIALS: usize = 50;
+
+/// The home an operation is killed in, made once: `prepared()` plus what the operation needs
+/// (an enabled `weather` to update, roll back from or remove; several generations to collect),
+/// and the operation's arguments.
+fn state_for(operation: &str) -> (World, Vec<&'static str>) {
     let (w, weather) = prepared();
-    let args: Vec<&str> = if operation == "enable" {
-        vec!["enable", "weather", "--yes-deps"]
-    } else {
-        w.ok(&["enable", "weather", "--yes-deps"]);
-        commit(
-            &weather,
-            &plugin_files("weather", "2.0.0", &["weatherlib==2.0.0"]),
-            "v2",
-        );
-        vec!["update", "--all", "--yes"]
-    };
-    let start = Instant::now();
-    w.ok(&args);
-    let full = start.elapsed().as_millis() as u64 + 20;
-    for trial in 0..trials {
-        let (w, weather) = prepared();
-        if operation == "update" {
+    let args = match operation {
+        "enable" => vec!["enable", "weather", "--yes-deps"],
+        "update" => {
             w.ok(&["enable", "weather", "--yes-deps"]);
             commit(
                 &weather,
                 &plugin_files("weather", "2.0.0", &["weatherlib==2.0.0"]),
                 "v2",
             );
+            vec!["update", "--all", "--yes"]
         }
-        let delay = rng.next(full);
+        "rollback" => {
+            w.ok(&["enable", "weather", "--yes-deps"]);
+            vec!["generations", "rollback"]
+        }
+        "gc" => {
+            w.ok(&["enable", "weather", "--yes-deps"]);
+            w.ok(&["disable", "weather"]);
+            w.ok(&["enable", "weather", "--yes-deps"]);
+            vec!["generations", "gc", "--keep", "1"]
+        }
+        "remove" => {
+            w.ok(&["enable", "weather", "--yes-deps"]);
+            vec!["remove", "weather"]
+        }
+        other => panic!("no kill trials for `{other}`"),
+    };
+    (w, args)
+}
+
+/// Copies a directory tree (`cp -a`: links, modes and read-only store trees as they are).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "cp -a {} {}",
+        from.display(),
+        to.display()
+    );
+}
+
+/// Kills `operation` at random moments (within one uninterrupted run's duration), each
+/// trial from the same prepared home (restored from a copy at the same path, so the venvs'
+/// absolute paths stay true): `current` must always verify and the next writer must recover.
+fn kill_trials(operation: &str) {
+    let trials: usize = std::env::var("HERMES_PLUGINS_KILL_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_TRIALS);
+    let seed = std::env::var("HERMES_PLUGINS_KILL_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_SEED);
+    let replay = format!("HERMES_PLUGINS_KILL_SEED={seed} HERMES_PLUGINS_KILL_TRIALS={trials}");
+    eprintln!("{operation}: {trials} trials, {replay}");
+    let mut rng = Lcg(seed);
+    let (w, args) = state_for(operation);
+    let template = w.tmp.path().join("template-home");
+    copy_tree(&w.home, &template);
+    let restore = || {
+        hermes_plugins::store::remove_tree(&w.home).unwrap();
+        copy_tree(&template, &w.home);
+    };
+    // What the home looks like before and after an uninterrupted run, and how long one takes:
+    // kills land anywhere inside it.
+    let before = fingerprint(&w);
+    let start = Instant::now();
+    w.ok(&args);
+    let full = start.elapsed().as_millis() as u64 + 20;
+    let after = fingerprint(&w);
+    assert_ne!(before, after, "{operation} changes nothing");
+    let mut outcomes = [0usize; 3];
+    for trial in 0..trials {
+        restore();
+        // Half the kills anywhere in the run, half in its last sixth, where the generation
+        // is published and switched (most of a run is resolving and building before it).
+        let delay = if trial % 2 == 0 {
+            rng.next(full)
+        } else {
+            full - full / 6 + rng.next(full / 6)
+        };
         let mut child = w
             .std_cmd(&args)
             .stdout(std::process::Stdio::null())
@@ -201,10 +261,55 @@ fn kill_trials(operation: &str) {
         std::thread::sleep(Duration::from_millis(delay));
         let _ = child.kill();
         let _ = child.wait();
-        let context = format!("{operation} trial {trial} killed after {delay} ms (seed {seed})");
+        let context = format!(
+            "{operation} trial {trial} killed after {delay} of ~{full} ms (replay: {replay})"
+        );
         assert_consistent(&w, &context);
         assert_recovered(&w, &context);
+        let now = fingerprint(&w);
+        outcomes[if now == before {
+            0
+        } else if now == after {
+            1
+        } else {
+            2
+        }] += 1;
     }
+    eprintln!(
+        "{operation}: {} left as before, {} finished, {} otherwise recovered ({replay})",
+        outcomes[0], outcomes[1], outcomes[2]
+    );
+    // The kills span the operation: some before it took effect, some after.
+    assert!(
+        outcomes[0] > 0 && outcomes[1] + outcomes[2] > 0,
+        "{operation}: every kill landed on one side ({outcomes:?}; {replay})"
+    );
+}
+
+/// What a finished, interrupted or undone operation leaves: the current generation, the
+/// generation directories, the installed plugins (key and store tree; not when they were
+/// installed) and the selection.
+fn fingerprint(w: &World) -> (Option<u64>, Vec<String>, Vec<(String, String)>, Vec<u8>) {
+    let mut dirs = w.generation_dirs();
+    dirs.sort();
+    let installed: serde_json::Value = std::fs::read(w.pm().join("installed.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let plugins = installed["plugins"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, p)| (k.clone(), p["tree"].as_str().unwrap_or("").to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    (
+        w.current(),
+        dirs,
+        plugins,
+        std::fs::read(w.home.join("config.yaml")).unwrap_or_default(),
+    )
 }
 
 #[test]
@@ -215,4 +320,19 @@ fn enable_killed_at_random_moments() {
 #[test]
 fn update_killed_at_random_moments() {
     kill_trials("update");
+}
+
+#[test]
+fn rollback_killed_at_random_moments() {
+    kill_trials("rollback");
+}
+
+#[test]
+fn gc_killed_at_random_moments() {
+    kill_trials("gc");
+}
+
+#[test]
+fn remove_killed_at_random_moments() {
+    kill_trials("remove");
 }
