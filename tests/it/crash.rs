@@ -286,10 +286,13 @@ fn kill_trials(operation: &str) {
     );
 }
 
+/// See [`fingerprint`].
+type Fingerprint = (Option<u64>, Vec<String>, Vec<(String, String)>, Vec<u8>);
+
 /// What a finished, interrupted or undone operation leaves: the current generation, the
 /// generation directories, the installed plugins (key and store tree; not when they were
 /// installed) and the selection.
-fn fingerprint(w: &World) -> (Option<u64>, Vec<String>, Vec<(String, String)>, Vec<u8>) {
+fn fingerprint(w: &World) -> Fingerprint {
     let mut dirs = w.generation_dirs();
     dirs.sort();
     let installed: serde_json::Value = std::fs::read(w.pm().join("installed.json"))
