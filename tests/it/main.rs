@@ -11,6 +11,7 @@ mod catalog_tools;
 mod consent;
 mod crash;
 mod generations;
+mod load;
 mod nix;
 mod printer;
 mod probe;
