@@ -35,6 +35,10 @@ impl EnvVars {
     pub const UV_EXTRA_INDEX_URL: &'static str = "UV_EXTRA_INDEX_URL";
     /// Find-links locations, as uv reads them (whitespace- or comma-separated).
     pub const UV_FIND_LINKS: &'static str = "UV_FIND_LINKS";
+    /// Seconds a response may stall (indexes, downloads), as uv reads it.
+    pub const UV_HTTP_TIMEOUT: &'static str = "UV_HTTP_TIMEOUT";
+    /// Seconds a connection may take, as uv reads it.
+    pub const UV_HTTP_CONNECT_TIMEOUT: &'static str = "UV_HTTP_CONNECT_TIMEOUT";
     /// `--native-tls`, as uv reads it.
     pub const UV_NATIVE_TLS: &'static str = "UV_NATIVE_TLS";
     /// `--catalog`.
@@ -105,6 +109,37 @@ pub fn source_date_epoch() -> Result<Option<i64>, String> {
     }
 }
 
+/// A number of seconds between 1 and 86400 from `name`, if set.
+fn seconds(name: &str) -> Result<Option<Duration>, String> {
+    let Some(text) = value(name) else {
+        return Ok(None);
+    };
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|s| (1..=86_400).contains(s))
+        .map(|s| Some(Duration::from_secs(s)))
+        .ok_or_else(|| {
+            format!(
+                "{name} must be a number of seconds between 1 and 86400, not `{}`",
+                crate::text::escape(&text)
+            )
+        })
+}
+
+/// HTTP timeouts for indexes and wheel downloads: `UV_HTTP_CONNECT_TIMEOUT` and
+/// `UV_HTTP_TIMEOUT` (seconds, as uv reads them), else uv's defaults (10 s, 30 s).
+pub fn http_timeouts() -> Result<crate::resolve::engine::HttpTimeouts, String> {
+    let mut timeouts = crate::resolve::engine::HttpTimeouts::default();
+    if let Some(connect) = seconds(EnvVars::UV_HTTP_CONNECT_TIMEOUT)? {
+        timeouts.connect = connect;
+    }
+    if let Some(read) = seconds(EnvVars::UV_HTTP_TIMEOUT)? {
+        timeouts.read = read;
+    }
+    Ok(timeouts)
+}
+
 /// `HERMES_PLUGINS_GIT_INSTEAD_OF`: `PREFIX=REPLACEMENT` rules separated by whitespace; a
 /// rule without `=` or with an empty prefix is an error naming it.
 fn instead_of_rules(text: &str) -> Result<Vec<(String, String)>, String> {
@@ -141,19 +176,8 @@ pub fn git_config() -> Result<crate::source::git::GitConfig, String> {
         ),
         (EnvVars::HERMES_PLUGINS_GIT_TIMEOUT, &mut timeouts.stall),
     ] {
-        if let Some(text) = value(name) {
-            let seconds: u64 = text
-                .trim()
-                .parse()
-                .ok()
-                .filter(|s| (1..=86_400).contains(s))
-                .ok_or_else(|| {
-                    format!(
-                        "{name} must be a number of seconds between 1 and 86400, not `{}`",
-                        crate::text::escape(&text)
-                    )
-                })?;
-            *field = Duration::from_secs(seconds);
+        if let Some(duration) = seconds(name)? {
+            *field = duration;
         }
     }
     let instead_of = match value(EnvVars::HERMES_PLUGINS_GIT_INSTEAD_OF) {

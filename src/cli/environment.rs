@@ -174,6 +174,7 @@ impl ResolverArgs {
             (None, None, _) => (find_python(None)?, Origin::Default),
         };
         let mut index = self.index_config();
+        index.timeouts = super::env_vars::http_timeouts().map_err(CliError::usage)?;
         if index.index_url.is_none() {
             index.index_url = settings.index_url.clone();
         }
@@ -227,6 +228,7 @@ impl ResolverArgs {
                 .chain(env_list(EnvVars::UV_FIND_LINKS))
                 .collect(),
             native_tls: self.native_tls,
+            timeouts: Default::default(),
         }
     }
 }

@@ -135,6 +135,7 @@ async fn sources(
                 extra_index_urls: Vec::new(),
                 find_links: dirs.iter().map(|d| d.display().to_string()).collect(),
                 native_tls: false,
+                timeouts: request.index.timeouts,
             })
         }
         None => Ok(request.index.clone()),

@@ -397,7 +397,10 @@ fn check_digest(pin: &WheelPin, digest: &[u8]) -> Result<(), EngineError> {
     match &pin.sha256 {
         Some(expected) if !expected.eq_ignore_ascii_case(&actual) => Err(refuse(
             pin,
-            format!("its sha256 is {actual}; the lock says {expected}"),
+            format!(
+                "its sha256 is {actual}; the lock says {expected} (fetched from {}; a truncated or altered file)",
+                crate::text::redact_credentials(&pin.url)
+            ),
         )),
         _ => Ok(()),
     }
@@ -445,9 +448,9 @@ async fn download(
 ) -> Result<Vec<u8>, EngineError> {
     let url = uv_redacted::DisplaySafeUrl::parse(&pin.url)
         .map_err(|e| refuse(pin, format!("invalid URL: {e}")))?;
-    let network = |e: &dyn std::fmt::Display| EngineError::Index {
+    let network = |message: String| EngineError::Download {
         url: crate::text::redact_credentials(&pin.url).into_owned(),
-        message: format!("cannot download {}: {e}", pin.filename),
+        message,
         causes: Vec::new(),
     };
     let mut response = session
@@ -458,20 +461,30 @@ async fn download(
         .await
         .map_err(|e| {
             let (message, causes) = crate::resolve::engine::explain(&e);
-            EngineError::Index {
+            EngineError::Download {
                 url: crate::text::redact_credentials(&pin.url).into_owned(),
-                message: format!("cannot download {}: {message}", pin.filename),
+                message,
                 causes,
             }
         })?;
     if !response.status().is_success() {
-        return Err(network(&format!("HTTP {}", response.status())));
+        return Err(network(format!(
+            "the server answered HTTP {}",
+            response.status()
+        )));
     }
     let mut output = std::fs::File::create(to)
         .map_err(|e| EngineError::Other(format!("{}: {e}", to.display())))?;
     let mut hasher = Sha256::new();
     let mut total: u64 = 0;
-    while let Some(chunk) = response.chunk().await.map_err(|e| network(&e))? {
+    // A body that ends early (the connection closed before the announced length) fails
+    // here; one that is merely short fails the sha256 check after.
+    while let Some(chunk) = response.chunk().await.map_err(|e| {
+        network(format!(
+            "the transfer broke off after {total} bytes ({})",
+            crate::resolve::engine::explain(&e).0
+        ))
+    })? {
         total += chunk.len() as u64;
         if total > limit {
             return Err(refuse(

@@ -307,6 +307,7 @@ fn build_venv(
             extra_index_urls: Vec::new(),
             find_links: vec![wheels.display().to_string()],
             native_tls: false,
+            timeouts: Default::default(),
         },
         pins,
         venv: root.join("venv"),

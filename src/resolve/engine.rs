@@ -54,6 +54,27 @@ pub struct IndexConfig {
     /// (`--native-tls`, `UV_NATIVE_TLS`), as uv does. `SSL_CERT_FILE`/`SSL_CERT_DIR`, when
     /// set, replace both.
     pub native_tls: bool,
+    /// How long a connection and a stalled response may take.
+    pub timeouts: HttpTimeouts,
+}
+
+/// HTTP timeouts for indexes and downloads (`UV_HTTP_CONNECT_TIMEOUT`, `UV_HTTP_TIMEOUT`, as
+/// uv reads them); uv's defaults otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpTimeouts {
+    /// Connecting.
+    pub connect: std::time::Duration,
+    /// Between bytes of a response (a stalled server fails after this long).
+    pub read: std::time::Duration,
+}
+
+impl Default for HttpTimeouts {
+    fn default() -> Self {
+        HttpTimeouts {
+            connect: uv_client::DEFAULT_CONNECT_TIMEOUT,
+            read: uv_client::DEFAULT_READ_TIMEOUT,
+        }
+    }
 }
 
 impl IndexConfig {
@@ -189,6 +210,16 @@ pub enum EngineError {
         /// The errors that caused it, outermost first.
         causes: Vec<String>,
     },
+    /// A wheel could not be downloaded (the connection, the server's answer, a stall).
+    #[error("cannot download {url}: {message}")]
+    Download {
+        /// The wheel's URL.
+        url: String,
+        /// What went wrong.
+        message: String,
+        /// The errors that caused it, outermost first.
+        causes: Vec<String>,
+    },
     /// uv failed for another reason (cache, build, install), with what caused it.
     #[error("{message}")]
     Failed {
@@ -208,7 +239,7 @@ impl EngineError {
     pub fn code(&self) -> crate::exit::Code {
         use crate::exit::Code;
         match self {
-            EngineError::Index { .. } => Code::Network,
+            EngineError::Index { .. } | EngineError::Download { .. } => Code::Network,
             EngineError::Interpreter { .. } => Code::Interpreter,
             _ => Code::Environment,
         }
@@ -218,6 +249,7 @@ impl EngineError {
     pub fn causes(&self) -> Vec<String> {
         match self {
             EngineError::Index { causes, .. }
+            | EngineError::Download { causes, .. }
             | EngineError::Failed { causes, .. }
             | EngineError::Interpreter { causes, .. } => causes.clone(),
             _ => Vec::new(),
@@ -641,6 +673,8 @@ impl Session {
             .connectivity(Connectivity::Online)
             .keyring(KeyringProviderType::Disabled)
             .auth_integration(AuthIntegration::Default)
+            .connect_timeout(index.timeouts.connect)
+            .read_timeout(index.timeouts.read)
             .retries(1);
         let client = RegistryClientBuilder::new(base, cache.clone())
             .index_locations(index_locations.clone())

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use base64::Engine;
@@ -168,6 +168,23 @@ fn sha256_hex(data: &[u8]) -> String {
         .collect()
 }
 
+/// What the index does when a wheel file (not its metadata) is requested.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// Serve it.
+    None,
+    /// Accept the request and never answer.
+    Stall,
+    /// Announce the full length, send half the body, close the connection.
+    Reset,
+    /// Send the first half only, with a matching length (the sha256 cannot match).
+    Truncate,
+    /// Answer with this status and no body.
+    Status(u16),
+    /// Redirect (302) to this URL.
+    Redirect(String),
+}
+
 struct Published {
     wheel: Wheel,
     bytes: Vec<u8>,
@@ -183,6 +200,7 @@ pub struct TestIndex {
     pub wheel_dir: PathBuf,
     stop: Arc<AtomicBool>,
     acceptor: Option<JoinHandle<()>>,
+    fault: Arc<Mutex<Fault>>,
     _dir: tempfile::TempDir,
 }
 
@@ -209,10 +227,12 @@ impl TestIndex {
         let base = format!("http://127.0.0.1:{port}");
         let projects = Arc::new(projects);
         let stop = Arc::new(AtomicBool::new(false));
+        let fault = Arc::new(Mutex::new(Fault::None));
         // One thread per connection, each serving its keep-alive requests in order: resolvers
         // open many connections at once and none may wait on another.
         let acceptor = {
             let stop = stop.clone();
+            let fault = fault.clone();
             std::thread::spawn(move || {
                 for stream in listener.incoming() {
                     if stop.load(Ordering::SeqCst) {
@@ -223,7 +243,8 @@ impl TestIndex {
                     // algorithm meets the client's delayed ACK and every response waits 40 ms.
                     let _ = stream.set_nodelay(true);
                     let projects = projects.clone();
-                    std::thread::spawn(move || serve_connection(stream, &projects));
+                    let fault = fault.clone();
+                    std::thread::spawn(move || serve_connection(stream, &projects, &fault));
                 }
             })
         };
@@ -232,8 +253,14 @@ impl TestIndex {
             wheel_dir,
             stop,
             acceptor: Some(acceptor),
+            fault,
             _dir: dir,
         }
+    }
+
+    /// From now on, requests for wheel files meet `fault`.
+    pub fn set_fault(&self, fault: Fault) {
+        *self.fault.lock().unwrap() = fault;
     }
 
     /// The simple-API URL (`--index-url`).
@@ -271,7 +298,11 @@ impl Drop for TestIndex {
 }
 
 /// Serves HTTP/1.1 GET/HEAD requests on one connection until the client closes it.
-fn serve_connection(stream: TcpStream, projects: &BTreeMap<String, Vec<Published>>) {
+fn serve_connection(
+    stream: TcpStream,
+    projects: &BTreeMap<String, Vec<Published>>,
+    fault: &Mutex<Fault>,
+) {
     let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(60)));
     let Ok(mut writer) = stream.try_clone() else {
         return;
@@ -311,20 +342,52 @@ fn serve_connection(stream: TcpStream, projects: &BTreeMap<String, Vec<Published
         }
         let path = target.split('?').next().unwrap_or("");
         let wants_json = accept.contains("application/vnd.pypi.simple.v1+json");
-        let reply = respond(path, wants_json, projects);
+        let mut reply = respond(path, wants_json, projects);
         if std::env::var_os("INDEX_DEBUG").is_some() {
             eprintln!("index: {method} {target} -> {}", reply.status);
         }
-        let reason = if reply.status == 200 {
-            "OK"
-        } else {
-            "Not Found"
+        let mut extra_header = String::new();
+        let mut declared_length = reply.body.len();
+        if path.ends_with(".whl") {
+            let current = fault.lock().unwrap().clone();
+            match current {
+                Fault::None => {}
+                Fault::Stall => {
+                    std::thread::sleep(std::time::Duration::from_secs(600));
+                    return;
+                }
+                Fault::Reset => {
+                    reply.body.truncate(reply.body.len() / 2);
+                    close = true;
+                }
+                Fault::Truncate => {
+                    reply.body.truncate(reply.body.len() / 2);
+                    declared_length = reply.body.len();
+                }
+                Fault::Status(code) => {
+                    reply.status = code;
+                    reply.body.clear();
+                    declared_length = 0;
+                }
+                Fault::Redirect(to) => {
+                    reply.status = 302;
+                    reply.body.clear();
+                    declared_length = 0;
+                    extra_header = format!("Location: {to}\r\n");
+                }
+            }
+        }
+        let reason = match reply.status {
+            200 => "OK",
+            302 => "Found",
+            404 => "Not Found",
+            _ => "Error",
         };
         let head = format!(
-            "HTTP/1.1 {} {reason}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}\r\n",
+            "HTTP/1.1 {} {reason}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{extra_header}{}\r\n",
             reply.status,
             reply.content_type,
-            reply.body.len(),
+            declared_length,
             if close { "Connection: close\r\n" } else { "" }
         );
         let written = writer.write_all(head.as_bytes()).and_then(|()| {

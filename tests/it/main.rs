@@ -12,6 +12,7 @@ mod consent;
 mod crash;
 mod generations;
 mod load;
+mod network;
 mod nix;
 mod printer;
 mod probe;

@@ -1,0 +1,101 @@
+//! Network faults on the loopback index (issue 17): a wheel download that stalls, is cut off,
+//! arrives truncated, meets a server error or is redirected off loopback. Each fails the
+//! operation within the configured timeout with an error naming the wheel and what happened;
+//! nothing is published, no partial download or store tree is left, and once the index is
+//! healthy again the same command succeeds.
+
+use crate::common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::index::Fault;
+use common::world::{World, file_url, git_plugin};
+
+/// Every entry under `dir` (recursively) whose name starts with `.` — staging and partial
+/// downloads are dot-named until they are renamed into place. uv's own cache (`cache/uv`,
+/// with its dot-named markers and its own atomic writes) is not ours to judge.
+fn dot_entries(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                found.push(e.path().display().to_string());
+            }
+            if e.path().ends_with("cache/uv") {
+                continue;
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir() && !t.is_symlink()) {
+                stack.push(e.path());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn wheel_download_faults_fail_cleanly_and_the_next_run_succeeds() {
+    let faults = [
+        (Fault::Stall, "timed out"),
+        (Fault::Reset, ""),
+        (Fault::Truncate, "sha256"),
+        (Fault::Status(500), "500"),
+        (Fault::Status(404), "404"),
+        (
+            Fault::Redirect(
+                "http://hermes-plugins-test.invalid/weatherlib-1.0.0-py3-none-any.whl".into(),
+            ),
+            "hermes-plugins-test.invalid",
+        ),
+    ];
+    for (fault, says) in faults {
+        let w = World::new();
+        let repo = w.tmp.path().join("weather");
+        git_plugin(&repo, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+        let url = file_url(&repo);
+        let args = ["install", url.as_str(), "--enable", "--yes-deps"];
+        w.index.set_fault(fault.clone());
+        let start = Instant::now();
+        let out = w
+            .cmd(&args)
+            .env("UV_HTTP_TIMEOUT", "2")
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let took = start.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let context = format!("{fault:?} (after {took:?}): {stderr}");
+        eprintln!(
+            "{fault:?}: exit {:?} after {took:.1?}: {}",
+            out.status.code(),
+            stderr
+                .lines()
+                .filter(|l| !l.starts_with("note:") && !l.trim().is_empty())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        assert_eq!(out.status.code(), Some(3), "{context}");
+        assert!(
+            stderr.contains("-py3-none-any.whl"),
+            "names the wheel: {context}"
+        );
+        assert!(stderr.contains(says), "says what happened: {context}");
+        assert!(!stderr.contains("panicked"), "{context}");
+        // Nothing published, nothing half-written.
+        assert_eq!(w.current(), None, "{context}");
+        assert_eq!(dot_entries(&w.pm()), Vec::<String>::new(), "{context}");
+        // Healthy again: the same command succeeds.
+        w.index.set_fault(Fault::None);
+        w.ok(&args);
+        assert_eq!(w.current(), Some(1), "{fault:?}");
+        assert_eq!(
+            w.venv_python("import weatherlib; print(weatherlib.__version__)"),
+            "1.0.0"
+        );
+    }
+}
