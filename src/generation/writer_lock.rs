@@ -19,7 +19,7 @@ pub struct WriterLock {
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     /// I/O on the lock file.
-    #[error("cannot use the lock file {path}: {source}")]
+    #[error("cannot use the lock file {path}")]
     Io {
         /// The lock file.
         path: String,

@@ -570,6 +570,28 @@ pub struct Session {
     build_hasher: HashStrategy,
 }
 
+/// The I/O error in `error`'s chain that says the disk refused a write (full, read-only,
+/// over quota, not permitted), if any.
+fn disk_error<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e std::io::Error> {
+    use std::io::ErrorKind;
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                ErrorKind::StorageFull
+                    | ErrorKind::ReadOnlyFilesystem
+                    | ErrorKind::QuotaExceeded
+                    | ErrorKind::PermissionDenied
+            )
+        {
+            return Some(io);
+        }
+        next = e.source();
+    }
+    None
+}
+
 /// Queries an interpreter once per process (a resolution and the installation that follows
 /// share the answer; wrapper scripts such as pyenv shims cost ~100 ms per query).
 fn query_interpreter(python: &std::path::Path, cache: &Cache) -> Result<Interpreter, EngineError> {
@@ -580,6 +602,18 @@ fn query_interpreter(python: &std::path::Path, cache: &Cache) -> Result<Interpre
     }
     let interpreter = Interpreter::query(python, cache).map_err(|e| {
         let (message, causes) = explain(&e);
+        // uv caches what it learns about the interpreter: a full or read-only disk fails the
+        // query, and the interpreter is not to blame.
+        if let Some(disk) = disk_error(&e) {
+            return EngineError::Failed {
+                message: format!(
+                    "cannot write uv's cache under {} ({})",
+                    cache.root().display(),
+                    disk.kind()
+                ),
+                causes,
+            };
+        }
         EngineError::Interpreter {
             path: python.to_path_buf(),
             message,

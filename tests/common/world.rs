@@ -200,6 +200,34 @@ impl World {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// What an interrupted or failed writer must not leave: dot-named (staging, partial)
+    /// entries directly in `pm/`, `pm/store`, `pm/generations` and the wheel cache, and
+    /// anything in the scratch directory `pm/tmp`.
+    pub fn leftovers(&self) -> Vec<String> {
+        let pm = self.pm();
+        let mut found = Vec::new();
+        for dir in [
+            pm.clone(),
+            pm.join("store"),
+            pm.join("generations"),
+            pm.join("cache/wheels"),
+        ] {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                if e.file_name().to_string_lossy().starts_with('.') {
+                    found.push(e.path().display().to_string());
+                }
+            }
+        }
+        for e in std::fs::read_dir(pm.join("tmp"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            found.push(e.path().display().to_string());
+        }
+        found
+    }
+
     /// Generation directories present (numbers).
     pub fn generation_dirs(&self) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(self.pm().join("generations"))

@@ -10,6 +10,7 @@ mod catalog_check;
 mod catalog_tools;
 mod consent;
 mod crash;
+mod disk;
 mod generations;
 mod load;
 mod network;

@@ -6,37 +6,10 @@
 
 use crate::common;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::index::Fault;
 use common::world::{World, file_url, git_plugin};
-
-/// Every entry under `dir` (recursively) whose name starts with `.` — staging and partial
-/// downloads are dot-named until they are renamed into place. uv's own cache (`cache/uv`,
-/// with its dot-named markers and its own atomic writes) is not ours to judge.
-fn dot_entries(dir: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') {
-                found.push(e.path().display().to_string());
-            }
-            if e.path().ends_with("cache/uv") {
-                continue;
-            }
-            if e.file_type().is_ok_and(|t| t.is_dir() && !t.is_symlink()) {
-                stack.push(e.path());
-            }
-        }
-    }
-    found
-}
 
 #[test]
 fn wheel_download_faults_fail_cleanly_and_the_next_run_succeeds() {
@@ -88,7 +61,7 @@ fn wheel_download_faults_fail_cleanly_and_the_next_run_succeeds() {
         assert!(!stderr.contains("panicked"), "{context}");
         // Nothing published, nothing half-written.
         assert_eq!(w.current(), None, "{context}");
-        assert_eq!(dot_entries(&w.pm()), Vec::<String>::new(), "{context}");
+        assert_eq!(w.leftovers(), Vec::<String>::new(), "{context}");
         // Healthy again: the same command succeeds.
         w.index.set_fault(Fault::None);
         w.ok(&args);
