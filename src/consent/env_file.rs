@@ -178,8 +178,45 @@ pub fn bindings(text: &str) -> Vec<Binding> {
     }
 }
 
+/// `${NAME}` or `${NAME:-default}`, as python-dotenv's interpolation finds them.
+static VARIABLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\$\{([^}:]*)(?::-([^}]*))?\}").expect("a valid pattern"));
+
+/// The values Hermes gets from a dotenv text — python-dotenv with interpolation on and
+/// `override=True`, as Hermes loads `.env`: in every value, `${NAME}` and `${NAME:-default}`
+/// become the value bound earlier in the file, else `environment(NAME)`, else the default
+/// (else empty). The last binding of a key wins; `KEY` without `=` binds nothing.
+pub fn values(
+    text: &str,
+    environment: &dyn Fn(&str) -> Option<String>,
+) -> BTreeMap<String, String> {
+    // `None`: bound without `=` (python-dotenv resolves a reference to it to "").
+    let mut seen: BTreeMap<String, Option<String>> = BTreeMap::new();
+    for b in bindings(text) {
+        let Some(key) = b.key else { continue };
+        let resolved = b.value.map(|raw| {
+            VARIABLE
+                .replace_all(&raw, |c: &regex::Captures<'_>| {
+                    let name = &c[1];
+                    match seen.get(name) {
+                        Some(value) => value.clone().unwrap_or_default(),
+                        None => environment(name).unwrap_or_else(|| {
+                            c.get(2).map(|d| d.as_str().to_string()).unwrap_or_default()
+                        }),
+                    }
+                })
+                .into_owned()
+        });
+        seen.insert(key, resolved);
+    }
+    seen.into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect()
+}
+
 /// The variables a dotenv text assigns (the last binding of a key wins, as in python-dotenv;
-/// `KEY` without `=` assigns nothing), values decoded but not interpolated.
+/// `KEY` without `=` assigns nothing), values decoded but not interpolated (which variables
+/// are set is all the callers ask; see [`values`] for what Hermes reads).
 pub fn parse(text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for b in bindings(text) {
@@ -265,6 +302,26 @@ pub fn set(text: &str, key: &str, value: &str) -> Result<String, EnvError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn values_interpolate_as_python_dotenv_with_override() {
+        // python-dotenv 1.2.2, DotEnv(override=True) with HOME=/h, on the same text:
+        // {'A': '2', 'B': '1x', 'C': 'd', 'D': '/h', 'E': None, 'F': 'y', 'G': '2'}
+        let text = "A=1\nB=${A}x\nC=${MISSING:-d}\nD=${HOME}\nE\nF=${E}y\nA=2\nG=${A}\n";
+        let got = values(text, &|name| (name == "HOME").then(|| "/h".to_string()));
+        let want: BTreeMap<String, String> = [
+            ("A", "2"),
+            ("B", "1x"),
+            ("C", "d"),
+            ("D", "/h"),
+            ("F", "y"),
+            ("G", "2"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(got, want);
+    }
     use super::*;
 
     #[test]

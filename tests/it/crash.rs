@@ -8,6 +8,7 @@
 //! printed pair).
 
 use crate::common;
+use common::synthetic::Rng;
 
 use std::time::{Duration, Instant};
 
@@ -141,19 +142,6 @@ fn update_aborted_at_every_point() {
     }
 }
 
-/// A small deterministic generator (the seed is printed with every failure).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, bound: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % bound.max(1)
-    }
-}
-
 /// The seed used unless `HERMES_PLUGINS_KILL_SEED` gives another: every run kills at the same
 /// offsets, so a failure can be replayed.
 const DEFAULT_SEED: u64 = 0x5eed_c0de_2026;
@@ -226,7 +214,7 @@ fn kill_trials(operation: &str) {
         .unwrap_or(DEFAULT_SEED);
     let replay = format!("HERMES_PLUGINS_KILL_SEED={seed} HERMES_PLUGINS_KILL_TRIALS={trials}");
     eprintln!("{operation}: {trials} trials, {replay}");
-    let mut rng = Lcg(seed);
+    let mut rng = Rng::new(seed);
     let (w, args) = state_for(operation);
     let template = w.tmp.path().join("template-home");
     copy_tree(&w.home, &template);
@@ -248,9 +236,9 @@ fn kill_trials(operation: &str) {
         // Half the kills anywhere in the run, half in its last sixth, where the generation
         // is published and switched (most of a run is resolving and building before it).
         let delay = if trial % 2 == 0 {
-            rng.next(full)
+            rng.below(full)
         } else {
-            full - full / 6 + rng.next(full / 6)
+            full - full / 6 + rng.below(full / 6)
         };
         let mut child = w
             .std_cmd(&args)

@@ -7,6 +7,7 @@
 //! journal is empty, no staging is left, and every generation verifies.
 
 use crate::common;
+use common::synthetic::Rng;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -26,19 +27,6 @@ for i in 1 2 3 4; do
   done
   sleep 0.1
 done"#;
-
-/// Deterministic choices per thread.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, bound: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % bound.max(1)
-    }
-}
 
 #[test]
 fn writers_readers_and_gc_together() {
@@ -70,9 +58,9 @@ fn writers_readers_and_gc_together() {
             let (w, plain_url, news) = (&w, &plain_url, &news);
             let (writes, refusals, news_version, why) = (&writes, &refusals, &news_version, &why);
             scope.spawn(move || {
-                let mut rng = Lcg(0x10ad + writer);
+                let mut rng = Rng::new(0x10ad + writer);
                 while Instant::now() < deadline {
-                    let args: Vec<String> = match rng.next(7) {
+                    let args: Vec<String> = match rng.below(7) {
                         0 => vec!["enable".into(), "weather".into(), "--yes-deps".into()],
                         1 => vec!["disable".into(), "weather".into()],
                         2 => vec!["enable".into(), "plain".into(), "--yes-deps".into()],

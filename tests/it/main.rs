@@ -17,6 +17,7 @@ mod network;
 mod nix;
 mod printer;
 mod probe;
+mod properties;
 mod python_checks;
 mod resolve;
 mod resolve_engine;
