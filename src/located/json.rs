@@ -26,11 +26,10 @@ pub fn parse(text: &str, limits: Limits) -> Result<Parsed, ParseError> {
     };
     let result =
         jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &options).map_err(|e| {
+            // From the byte offset, as every node's position is: the parser's own line count
+            // also breaks lines at a lone carriage return.
             ParseError::new(
-                Pos::new(
-                    u32::try_from(e.line_display()).unwrap_or(u32::MAX),
-                    u32::try_from(e.column_display()).unwrap_or(u32::MAX),
-                ),
+                LineIndex::new(text).pos(e.range().start),
                 format!("invalid JSON: {}", e.kind()),
             )
         })?;
@@ -162,6 +161,16 @@ impl Converter<'_> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Found by `fuzz/` (located_json): the parser's own line count breaks at a lone
+    /// carriage return, so errors landed on lines the text does not have.
+    #[test]
+    fn error_lines_break_at_newlines_only() {
+        let text = "{\n  \"$\u{f}\r\u{f}\u{f}";
+        let e = parse(text, Limits::default()).unwrap_err();
+        assert_eq!(e.pos.line, 2, "{:?}", e.pos);
+        assert_eq!(e.pos, e.pos.clamped(text), "{:?}", e.pos);
+    }
     use super::*;
 
     #[test]

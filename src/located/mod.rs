@@ -24,6 +24,23 @@ pub struct Pos {
 }
 
 impl Pos {
+    /// This position moved inside `text` (lines split at `\n`): a line past the last becomes
+    /// the end of the last line, a column past a line's end that end.
+    pub fn clamped(self, text: &str) -> Pos {
+        let lines: Vec<&str> = text.split('\n').collect();
+        let line = (self.line.max(1) as usize).min(lines.len());
+        let end = lines[line - 1].chars().count() + 1;
+        let column = if (self.line as usize) > lines.len() {
+            end
+        } else {
+            (self.column.max(1) as usize).min(end)
+        };
+        Pos::new(
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(column).unwrap_or(u32::MAX),
+        )
+    }
+
     /// The first character of a file.
     pub const START: Pos = Pos { line: 1, column: 1 };
 

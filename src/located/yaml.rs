@@ -113,8 +113,10 @@ impl Builder {
         let mut parser = Parser::new_from_str(text);
         while let Some(item) = parser.next_event() {
             let (event, span) = item.map_err(|e| {
+                // The scanner may place an error at the end of input on a line past the last
+                // one: clamped into the text.
                 ParseError::new(
-                    marker_pos(e.marker().line(), e.marker().col()),
+                    marker_pos(e.marker().line(), e.marker().col()).clamped(text),
                     format!("invalid YAML: {}", e.info()),
                 )
             })?;
@@ -474,6 +476,16 @@ fn parse_float(text: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
+
+    /// Found by `fuzz/` (located_yaml): an error at the end of the input was placed on a
+    /// line past the last one.
+    #[test]
+    fn an_error_at_the_end_is_inside_the_text() {
+        let text = "name: x\nmaintainer: team\n\u{4}\u{4}\u{4}";
+        let e = parse(text, Limits::default()).unwrap_err();
+        assert!(e.pos.line <= 3, "{:?}", e.pos);
+        assert_eq!(e.pos, e.pos.clamped(text), "{:?}", e.pos);
+    }
     use super::*;
 
     fn root(text: &str) -> Node {

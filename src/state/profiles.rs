@@ -60,21 +60,28 @@ pub enum ProfileError {
 
 /// Reads one profile's `config.yaml`; a missing file is an empty selection.
 pub fn read_profile(name: &str, config: &Path) -> Result<Profile, ProfileError> {
-    let mut profile = Profile {
-        name: name.to_string(),
-        config: config.to_path_buf(),
-        enabled: BTreeSet::new(),
-        disabled: BTreeSet::new(),
-    };
     let text = match read_limited_text(config, CONFIG_LIMIT) {
         Ok(t) => t,
-        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(profile),
+        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return profile_from_text(name, config, "");
+        }
         Err(source) => {
             return Err(ProfileError::Read {
                 path: config.to_path_buf(),
                 source,
             });
         }
+    };
+    profile_from_text(name, config, &text)
+}
+
+/// One profile's selection from the text of its `config.yaml` (`config` names it in errors).
+pub fn profile_from_text(name: &str, config: &Path, text: &str) -> Result<Profile, ProfileError> {
+    let mut profile = Profile {
+        name: name.to_string(),
+        config: config.to_path_buf(),
+        enabled: BTreeSet::new(),
+        disabled: BTreeSet::new(),
     };
     let invalid = |pos: crate::located::Pos, message: String| ProfileError::Invalid {
         path: config.to_path_buf(),
@@ -83,7 +90,7 @@ pub fn read_profile(name: &str, config: &Path) -> Result<Profile, ProfileError> 
         message,
     };
     let parsed = yaml::parse(
-        &text,
+        text,
         Limits {
             max_depth: 64,
             max_nodes: 1_000_000,
