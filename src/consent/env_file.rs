@@ -33,6 +33,12 @@ pub enum EnvError {
     /// The value holds a NUL.
     #[error("the value of {0} contains a NUL character, which no environment variable can hold")]
     Nul(String),
+    /// What was written would not read back (the file has text before it that python-dotenv
+    /// reads as running on, such as an unclosed quote): nothing is written.
+    #[error(
+        "{0} cannot be set safely in this .env file: python-dotenv would not read the new value back (an unclosed quote or similar before it?); fix the file and try again"
+    )]
+    Unreadable(String),
 }
 
 /// One binding of a dotenv file as python-dotenv sees it.
@@ -261,8 +267,20 @@ pub fn encode(name: &str, value: &str) -> Result<String, EnvError> {
 }
 
 /// Sets `key` to `value` in the text of a `.env` file: the last binding of the key is
-/// replaced (keeping `export` and its line ending), else a line is appended.
+/// replaced (keeping `export` and its line ending), else a line is appended. The result is
+/// read back as python-dotenv reads it; if the value would not come back (earlier text runs
+/// on into the new line), nothing is returned but [`EnvError::Unreadable`].
 pub fn set(text: &str, key: &str, value: &str) -> Result<String, EnvError> {
+    let out = set_unchecked(text, key, value)?;
+    // Read it back as Hermes will: a file whose earlier text swallows the new line is refused.
+    if values(&out, &|_| None).get(key).map(String::as_str) != Some(value) {
+        return Err(EnvError::Unreadable(key.to_string()));
+    }
+    Ok(out)
+}
+
+/// [`set`] without the read-back check.
+fn set_unchecked(text: &str, key: &str, value: &str) -> Result<String, EnvError> {
     if !valid_name(key) {
         return Err(EnvError::BadName(key.to_string()));
     }
@@ -302,6 +320,18 @@ pub fn set(text: &str, key: &str, value: &str) -> Result<String, EnvError> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Found by `fuzz/` (env_file): after an unclosed single quote, python-dotenv reads the
+    /// appended binding as part of a quoted key; the writer refuses instead of writing a
+    /// value Hermes would never see.
+    #[test]
+    fn a_binding_that_would_not_read_back_is_refused() {
+        assert_eq!(
+            set("'", "FUZZ_KEY", "'=\n"),
+            Err(EnvError::Unreadable("FUZZ_KEY".into()))
+        );
+        assert!(set("A=1\n", "FUZZ_KEY", "'=\n").is_ok());
+    }
 
     #[test]
     fn values_interpolate_as_python_dotenv_with_override() {
