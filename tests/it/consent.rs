@@ -614,7 +614,7 @@ fn consent_plans_are_data_and_stale_plans_are_refused() {
 
 /// What python-dotenv (from PyPI, as Hermes loads `.env`: `load_dotenv(override=True)`, and
 /// `dotenv_values`) reads from `path`, or `None` without the Hermes venv.
-fn read_by_python_dotenv(path: &Path) -> Option<(Value, Value)> {
+pub(crate) fn read_by_python_dotenv(path: &Path) -> Option<(Value, Value)> {
     let python = common::hermes_python()?;
     let script = r#"
 import json, os, sys

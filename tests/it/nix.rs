@@ -13,7 +13,7 @@ use common::world::*;
 use common::{fixture, repo};
 use serde_json::Value;
 
-fn nix_tool(name: &str) -> Option<PathBuf> {
+pub(crate) fn nix_tool(name: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|d| d.join(name))

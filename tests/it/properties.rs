@@ -287,27 +287,22 @@ fn env_values_read_back_verbatim_through_our_reader_and_python_dotenv() {
         expected.retain(|(k, _): &(String, String)| k != &key);
         expected.push((key, value));
     }
-    let Some(python) = common::hermes_python() else {
-        return;
-    };
     let path = tmp.path().join(".env");
     std::fs::write(&path, &text).unwrap();
-    let out = Command::new(&python)
-        .arg("-c")
-        .arg("import json, sys; from dotenv import dotenv_values; print(json.dumps(dotenv_values(sys.argv[1])))")
-        .arg(&path)
-        .env_clear()
-        .output()
-        .unwrap();
-    let read: Value = serde_json::from_slice(&common::succeeded(out)).unwrap();
+    // As Hermes loads it (load_dotenv, override=True) and as dotenv_values reads it.
+    let Some((values, loaded)) = crate::consent::read_by_python_dotenv(&path) else {
+        return;
+    };
     for (key, value) in &expected {
-        assert_eq!(
-            read[key].as_str(),
-            Some(value.as_str()),
-            "python-dotenv reads {key} differently; file:\n{text}"
-        );
+        for (how, read) in [("dotenv_values", &values), ("load_dotenv", &loaded)] {
+            assert_eq!(
+                read[key].as_str(),
+                Some(value.as_str()),
+                "python-dotenv's {how} reads {key} differently; file:\n{text}"
+            );
+        }
     }
-    assert_eq!(read["EXISTING"], "untouched");
+    assert_eq!(values["EXISTING"], "untouched");
     eprintln!(
         ".env: {} keys written {} times, all read back by python-dotenv",
         expected.len(),
@@ -347,15 +342,7 @@ fn random_tree(rng: &mut Rng, root: &Path, depth: u32) {
 
 #[test]
 fn nar_hashes_equal_nix_hash_on_random_trees() {
-    let Some(nix_hash) = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("nix-hash"))
-            .find(|c| c.is_file())
-    }) else {
-        assert!(
-            std::env::var("HERMES_PLUGINS_REQUIRE_NIX").as_deref() != Ok("1"),
-            "nix-hash is required (HERMES_PLUGINS_REQUIRE_NIX=1)"
-        );
+    let Some(nix_hash) = crate::nix::nix_tool("nix-hash") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
