@@ -1,28 +1,64 @@
 #!/bin/sh
-# Runs every fuzz target for MINUTES each (default 1) with cargo fuzz on the nightly toolchain,
-# seeded from fixtures/ and ../shared/corpus. Crashes land in fuzz/artifacts/<target>/ (turn
+# Runs every fuzz target for a while each with cargo fuzz on the nightly toolchain, seeded from
+# fixtures/, ../shared/corpus and fuzz/seeds. Crashes land in fuzz/artifacts/<target>/ (turn
 # each into a regression test); the corpus grows in fuzz/corpus/<target>/.
 #   fuzz/run.sh 60          # an hour per target
+#   fuzz/run.sh 20s         # twenty seconds per target (the smoke run .ci/run does)
 #   HERMES_PLUGINS_FUZZ_TARGETS="config_edit env_file" fuzz/run.sh 5
+# The library is built without its `manager` feature (no uv, no git2): a cold build takes
+# minutes, not the half hour the whole crate takes under AddressSanitizer.
 set -eu
-minutes=${1:-1}
+time=${1:-1}
+case $time in
+  *s) seconds=${time%s} ;;
+  *) seconds=$((time * 60)) ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 target_dir=${HERMES_PLUGINS_FUZZ_TARGET_DIR:-$HOME/.cache/hermes-plugins/fuzz-target}
-targets=${HERMES_PLUGINS_FUZZ_TARGETS:-"located_yaml located_json config_edit env_file"}
+all="located_yaml located_json config_edit env_file package catalog state_docs nar"
+targets=${HERMES_PLUGINS_FUZZ_TARGETS:-$all}
+sources="$repo/fixtures $repo/../shared/corpus"
 
-# seed TARGET PREFIX FIND-EXPRESSION...: files under fixtures/ and the shared corpus matching
-# the expression, each with PREFIX (a byte some targets read first) in front.
+# seed TARGET PREFIX FIND-EXPRESSION...: files under the sources matching the expression, each
+# with PREFIX (a byte some targets read first) in front.
 seed() {
   name=$1 prefix=$2
   shift 2
   dir="$here/corpus/$name"
   mkdir -p "$dir"
-  find "$repo/fixtures" "$repo/../shared/corpus" -type f -size -64k \( "$@" \) 2>/dev/null |
+  find $sources "$here/seeds/$name" -type f -size -64k \( "$@" \) 2>/dev/null |
     while read -r file; do
-      out="$dir/seed-$(sha256sum "$file" | cut -c1-16)"
+      out="$dir/seed-$(printf '%s' "$prefix" | cat - "$file" | sha256sum | cut -c1-16)"
       [ -e "$out" ] || { printf '%b' "$prefix"; cat "$file"; } > "$out"
     done
+}
+
+# seed_trees: every plugin directory as one input in fuzz_targets/tree.rs's format — its text
+# files (under 32 KiB, at most 4 deep), each after a `#%% <path>` line.
+seed_trees() {
+  dir="$here/corpus/package"
+  mkdir -p "$dir"
+  find $sources -maxdepth 6 \( -name plugin.yaml -o -name plugin.yml -o -name plugin.json \) \
+    -not -path '*/.claude-plugin/*' 2>/dev/null | while read -r manifest; do
+    plugin=$(dirname "$manifest")
+    tmp=$(mktemp)
+    (cd "$plugin" && find . -mindepth 1 -maxdepth 4 -type f -size -32k | sort | while read -r f; do
+      grep -Iq . "$f" 2>/dev/null || continue
+      printf '#%%%% %s\n' "${f#./}"
+      cat "$f"
+      [ -z "$(tail -c1 "$f")" ] || echo
+    done) > "$tmp"
+    out="$dir/seed-$(sha256sum "$tmp" | cut -c1-16)"
+    if [ -s "$tmp" ] && [ ! -e "$out" ]; then mv "$tmp" "$out"; else rm -f "$tmp"; fi
+  done
+}
+
+# A small tree for the NAR target: a directory entered, files (one executable), a symlink.
+seed_nar() {
+  mkdir -p "$here/corpus/nar"
+  printf '\013pkg\000\000\000plugin.yaml\000name: x\n\000\001run.sh\000#!/bin/sh\n\000\002link\000../plugin.yaml\000\023top\000\000' \
+    > "$here/corpus/nar/seed-tree"
 }
 
 cd "$here"
@@ -33,12 +69,22 @@ for target in $targets; do
     located_json) seed "$target" "" -name '*.json' ;;
     config_edit) seed "$target" '\000' -name 'config.yaml' -o -name '*.yaml' ;;
     env_file) seed "$target" 'va"l${ue\001' -name '.env' -o -name '*.env' ;;
+    package) seed_trees ;;
+    catalog)
+      seed "$target" '\000' -path '*/catalog/*' -name '*.yaml' -not -name removed.yaml
+      seed "$target" '\001' -name removed.yaml ;;
+    state_docs)
+      seed "$target" '\000' -name generation.json
+      seed "$target" '\001' -name installed.json
+      seed "$target" '\002' -name lock.json ;;
+    nar) seed_nar ;;
+    *) echo "unknown fuzz target $target (known: $all)" >&2; exit 2 ;;
   esac
   mkdir -p "artifacts/$target"
-  echo "== $target: $minutes min"
+  echo "== $target: ${seconds}s"
   # A crash ends that target's run; the others still run, and the script fails at the end.
   cargo +nightly fuzz run --target-dir "$target_dir" "$target" "corpus/$target" -- \
-    -max_total_time=$((minutes * 60)) -timeout=10 -rss_limit_mb=4096 \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
     -artifact_prefix="artifacts/$target/" -print_final_stats=1 || status=1
 done
 exit $status

@@ -1,8 +1,14 @@
 //! hermes-plugins: the package manager and catalog toolchain for Hermes Agent plugins.
+//!
+//! Everything that fetches, resolves, installs or talks to the user is behind the `manager`
+//! feature (on by default). Without it the library is the parsers, validators, editors and
+//! state readers — what `fuzz/` builds.
 
+#[cfg(feature = "manager")]
 pub mod agent;
 pub mod catalog;
 pub mod check;
+#[cfg(feature = "manager")]
 pub mod cli;
 pub mod consent;
 pub mod diag;
@@ -14,7 +20,9 @@ pub mod hermes_core;
 pub mod home;
 pub mod known;
 pub mod located;
+#[cfg(feature = "manager")]
 pub mod manager;
+#[cfg(feature = "manager")]
 pub mod nix;
 pub mod package;
 pub mod pkgfs;

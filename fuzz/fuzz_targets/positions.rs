@@ -1,14 +1,14 @@
-//! Shared by the located-parser targets: every position a parse reports lies inside the input.
+//! Shared by the targets: every position a parse or check reports lies inside its input.
 
+#![allow(dead_code)]
+
+use hermes_plugins::diag::Diagnostic;
 use hermes_plugins::located::{Node, ParseError, Parsed, Pos, Value};
 
-/// Whether `pos` is a character of `text` or just past the end of its line.
-fn inside(text: &str, pos: Pos) -> bool {
-    let lines: Vec<&str> = text.split('\n').collect();
-    pos.line >= 1
-        && (pos.line as usize) <= lines.len()
-        && pos.column >= 1
-        && (pos.column as usize) <= lines[pos.line as usize - 1].chars().count() + 1
+/// Whether `pos` is a character of `text` or just past the end of its line (`\n` lines):
+/// exactly the positions [`Pos::clamped`] leaves alone.
+pub fn inside(text: &str, pos: Pos) -> bool {
+    pos.line >= 1 && pos.column >= 1 && pos.clamped(text) == pos
 }
 
 fn walk(text: &str, node: &Node) {
@@ -35,5 +35,21 @@ pub fn check(text: &str, result: &Result<Parsed, ParseError>) {
             }
         }
         Err(e) => assert!(inside(text, e.pos), "error at {:?}: {}", e.pos, e.message),
+    }
+}
+
+/// Asserts that every finding about a file `text_of` knows lies inside that file's text.
+pub fn check_findings<'a>(findings: &[Diagnostic], text_of: impl Fn(&str) -> Option<&'a str>) {
+    for d in findings {
+        if let Some(text) = text_of(&d.file) {
+            assert!(
+                inside(text, d.pos),
+                "{} at {:?} is outside {}: {}",
+                d.check.as_str(),
+                d.pos,
+                d.file,
+                d.message
+            );
+        }
     }
 }

@@ -13,7 +13,9 @@ mod fields;
 pub mod finding;
 pub mod removed;
 pub mod report;
+#[cfg(feature = "manager")]
 pub mod resolve_all;
+#[cfg(feature = "manager")]
 pub mod review;
 pub mod search;
 pub mod url;

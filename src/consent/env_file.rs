@@ -36,7 +36,7 @@ pub enum EnvError {
     /// What was written would not read back (the file has text before it that python-dotenv
     /// reads as running on, such as an unclosed quote): nothing is written.
     #[error(
-        "{0} cannot be set safely in this .env file: python-dotenv would not read the new value back (an unclosed quote or similar before it?); fix the file and try again"
+        "{0} cannot be set safely in this .env file: python-dotenv would not read the new value back, or would read another key differently (an unclosed quote or similar before it?); fix the file and try again"
     )]
     Unreadable(String),
 }
@@ -269,11 +269,19 @@ pub fn encode(name: &str, value: &str) -> Result<String, EnvError> {
 /// Sets `key` to `value` in the text of a `.env` file: the last binding of the key is
 /// replaced (keeping `export` and its line ending), else a line is appended. The result is
 /// read back as python-dotenv reads it; if the value would not come back (earlier text runs
-/// on into the new line), nothing is returned but [`EnvError::Unreadable`].
+/// on into the new line), or another key would read differently (the new text closes a quote
+/// an earlier value left open), nothing is returned but [`EnvError::Unreadable`].
 pub fn set(text: &str, key: &str, value: &str) -> Result<String, EnvError> {
     let out = set_unchecked(text, key, value)?;
     // Read it back as Hermes will: a file whose earlier text swallows the new line is refused.
-    if values(&out, &|_| None).get(key).map(String::as_str) != Some(value) {
+    let others = |text: &str| {
+        let mut raw = parse(text);
+        raw.remove(key);
+        raw
+    };
+    if values(&out, &|_| None).get(key).map(String::as_str) != Some(value)
+        || others(&out) != others(text)
+    {
         return Err(EnvError::Unreadable(key.to_string()));
     }
     Ok(out)
@@ -331,6 +339,12 @@ mod tests {
             Err(EnvError::Unreadable("FUZZ_KEY".into()))
         );
         assert!(set("A=1\n", "FUZZ_KEY", "'=\n").is_ok());
+        // Found by fuzz/env_file: the new line closed a quote an earlier value left open
+        // (python-dotenv's `\\'` is an escaped quote when a later `'` exists), so `h\` changed.
+        assert_eq!(
+            set("h\\='\n\\\\'", "FUZZ_KEY", "'FUZZ"),
+            Err(EnvError::Unreadable("FUZZ_KEY".into()))
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use uv_normalize::PackageName;
 use uv_pep440::Version;
 
+pub use super::doc::plugin_path;
 use super::doc::{GenPlugin, GenerationDoc, PythonEnv};
 use super::faults;
 use super::install::{self, InstallRequest, Pin};
@@ -157,11 +158,6 @@ fn link_plugin(staging: &Path, plugin: &GenPlugin) -> Result<(), BuildError> {
     }
     std::os::unix::fs::symlink(link_target(&plugin.key, &plugin.store_key), &link)
         .map_err(|e| io(&link.display().to_string(), e))
-}
-
-/// `plugins/<key>`: where a plugin sits inside a generation.
-pub fn plugin_path(key: &str) -> String {
-    format!("plugins/{key}")
 }
 
 #[cfg(test)]

@@ -190,7 +190,7 @@ impl GenerationDoc {
     /// relative without `..` (a tampered document must not point readers elsewhere).
     fn check_paths(&self) -> Result<(), String> {
         for p in &self.plugins {
-            if p.path != crate::generation::build::plugin_path(&p.key) {
+            if p.path != plugin_path(&p.key) {
                 return Err(format!(
                     "plugin `{}` has the path `{}`; it must be `plugins/{}`",
                     p.key,
@@ -250,4 +250,9 @@ pub fn created_at(epoch: Option<i64>) -> String {
         .and_then(|secs| jiff::Timestamp::from_second(secs).ok())
         .unwrap_or_else(jiff::Timestamp::now);
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// `plugins/<key>`: where a plugin sits inside a generation.
+pub fn plugin_path(key: &str) -> String {
+    format!("plugins/{key}")
 }

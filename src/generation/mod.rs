@@ -10,16 +10,20 @@
 //! - [`gc`], [`verify`]; [`writer_lock`]; [`lease`]: readers' leases; [`faults`]: named crash
 //!   points for tests.
 
+#[cfg(feature = "manager")]
 pub mod build;
 pub mod current;
 pub mod doc;
 pub mod faults;
 pub mod gc;
+#[cfg(feature = "manager")]
 pub mod install;
 pub mod journal;
 pub mod lease;
 pub mod publish;
 pub mod scratch;
+#[cfg(feature = "manager")]
 pub mod verify;
+#[cfg(feature = "manager")]
 pub mod wheels;
 pub mod writer_lock;

@@ -68,6 +68,45 @@ impl<'a> LineIndex<'a> {
     }
 }
 
+/// An index of line starts in characters, for parsers that report character offsets (the
+/// YAML scanner counts characters, and counts a lone `\r` as a line break where every other
+/// position here counts only `\n`: its offsets, not its line numbers, are the truth).
+#[derive(Debug)]
+pub struct CharLines {
+    /// Character offset of the first character of each `\n`-separated line.
+    starts: Vec<usize>,
+    /// Characters in the text.
+    len: usize,
+}
+
+impl CharLines {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        let mut len = 0;
+        for (i, c) in text.chars().enumerate() {
+            if c == '\n' {
+                starts.push(i + 1);
+            }
+            len = i + 1;
+        }
+        CharLines { starts, len }
+    }
+
+    /// The 1-based position of character `offset` (clamped to the text).
+    pub fn pos(&self, offset: usize) -> Pos {
+        let offset = offset.min(self.len);
+        let line = match self.starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        Pos::new(
+            u32::try_from(line + 1).unwrap_or(u32::MAX),
+            u32::try_from(offset - self.starts[line] + 1).unwrap_or(u32::MAX),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +132,16 @@ mod tests {
             let expected = text[start..offset].chars().count() + 1;
             assert_eq!(idx.pos(offset).column as usize, expected, "{offset}");
         }
+    }
+
+    #[test]
+    fn character_offsets_count_only_newlines_as_breaks() {
+        let idx = CharLines::new("aé\r b\nc");
+        assert_eq!(idx.pos(0), Pos::new(1, 1));
+        assert_eq!(idx.pos(4), Pos::new(1, 5));
+        assert_eq!(idx.pos(6), Pos::new(2, 1));
+        assert_eq!(idx.pos(7), Pos::new(2, 2));
+        assert_eq!(idx.pos(99), Pos::new(2, 2));
+        assert_eq!(CharLines::new("").pos(3), Pos::new(1, 1));
     }
 }

@@ -14,8 +14,9 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
-use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
+use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
 
+use super::lines::CharLines;
 use super::{Entry, Limits, Node, ParseError, ParseNote, Parsed, Pos, Value};
 
 static BOOL_RE: LazyLock<Regex> = LazyLock::new(|| {
@@ -50,17 +51,6 @@ const CORE_TAG: &str = "tag:yaml.org,2002:";
 /// An empty document is `null`. More than one document is an error (as for `safe_load`).
 pub fn parse(text: &str, limits: Limits) -> Result<Parsed, ParseError> {
     Builder::new(limits).run(text)
-}
-
-fn pos_of(span: &Span) -> Pos {
-    marker_pos(span.start.line(), span.start.col())
-}
-
-fn marker_pos(line: usize, col: usize) -> Pos {
-    Pos::new(
-        u32::try_from(line.max(1)).unwrap_or(u32::MAX),
-        u32::try_from(col + 1).unwrap_or(u32::MAX),
-    )
 }
 
 /// A scalar resolved to a value, plus whether it is the merge key `<<`.
@@ -110,17 +100,20 @@ impl Builder {
     }
 
     fn run(mut self, text: &str) -> Result<Parsed, ParseError> {
+        // A byte order mark is not a column (and YAML ignores it).
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut parser = Parser::new_from_str(text);
+        // Positions come from the scanner's character offsets: its line numbers count a lone
+        // `\r` as a break, which no other position here (or the text's own lines) does.
+        let lines = CharLines::new(text);
         while let Some(item) = parser.next_event() {
             let (event, span) = item.map_err(|e| {
-                // The scanner may place an error at the end of input on a line past the last
-                // one: clamped into the text.
                 ParseError::new(
-                    marker_pos(e.marker().line(), e.marker().col()).clamped(text),
+                    lines.pos(e.marker().index()),
                     format!("invalid YAML: {}", e.info()),
                 )
             })?;
-            let pos = pos_of(&span);
+            let pos = lines.pos(span.start.index());
             match event {
                 Event::StreamEnd => break,
                 Event::StreamStart | Event::Nothing | Event::DocumentEnd => {}
@@ -476,6 +469,7 @@ fn parse_float(text: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     /// Found by `fuzz/` (located_yaml): an error at the end of the input was placed on a
     /// line past the last one.
@@ -486,7 +480,24 @@ mod tests {
         assert!(e.pos.line <= 3, "{:?}", e.pos);
         assert_eq!(e.pos, e.pos.clamped(text), "{:?}", e.pos);
     }
-    use super::*;
+
+    /// Found by `fuzz/` (located_yaml): the scanner counts a lone `\r` as a line break, so
+    /// its line numbers ran past the text's `\n`-separated lines.
+    #[test]
+    fn a_lone_carriage_return_is_not_a_line() {
+        let text = "removed:\n  \r name: x\n";
+        let doc = parse(text, Limits::default()).expect("parses").root;
+        let Value::Map(entries) = &doc.value else {
+            panic!("{doc:?}")
+        };
+        let Value::Map(inner) = &entries[0].value.value else {
+            panic!("{doc:?}")
+        };
+        assert_eq!(inner[0].key_pos, Pos::new(2, 5));
+        assert_eq!(inner[0].value.pos, Pos::new(2, 11));
+        let e = parse("a: 1\r\rb: [\n", Limits::default()).unwrap_err();
+        assert_eq!(e.pos, e.pos.clamped("a: 1\r\rb: [\n"), "{:?}", e.pos);
+    }
 
     fn root(text: &str) -> Node {
         parse(text, Limits::default()).expect("parses").root

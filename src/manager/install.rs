@@ -508,25 +508,20 @@ pub struct UpdateRequest {
     pub allow_removed: bool,
 }
 
-/// `update [NAME]...`: re-fetch each plugin from its recorded source (the tracked branch, the
-/// catalog's current pin, or the local directory again), and publish everything that changed
-/// in one switch.
-pub fn update(
+/// How many times `update` fetches when other writers keep changing what it fetched.
+const UPDATE_ATTEMPTS: usize = 3;
+
+/// Plugins fetched for `update`, each with its record as it was before the fetch.
+type UpdateFetches = Vec<(String, InstalledPlugin, Prepared)>;
+
+/// `update`'s fetch phase, without the writer lock: the items for pinned plugins (skipped)
+/// and, for every other plugin named (all when `names` is empty), its record and fetched tree.
+fn fetch_updates(
     cx: &Context,
-    request: &UpdateRequest,
-    prompter: &mut dyn Prompter,
+    names: &[String],
+    allow_removed: bool,
     feedback: &mut dyn Feedback,
-) -> Result<(Vec<UpdateItem>, Option<Applied>), ManagerError> {
-    let UpdateRequest {
-        names,
-        dry_run,
-        plan: plan_mode,
-        yes,
-        grants,
-        allow_removed,
-    } = request;
-    let (dry_run, yes, allow_removed) = (*dry_run, *yes, *allow_removed);
-    // Fetch first, without the writer lock; then take it and check nothing moved meanwhile.
+) -> Result<(Vec<UpdateItem>, UpdateFetches), ManagerError> {
     let snapshot = super::installed(cx)?;
     let keys: Vec<String> = if names.is_empty() {
         snapshot.plugins.keys().cloned().collect()
@@ -564,15 +559,54 @@ pub fn update(
         let prepared = prepare(cx, &old.source.spec, None, false, feedback)?;
         fetched.push((key, old, prepared));
     }
-    let _lock = super::begin_writing(cx, "update", feedback)?;
-    let mut installed = super::installed(cx)?;
-    let mut changed = false;
-    for (key, old, prepared) in fetched {
-        if installed.plugins.get(&key) != Some(&old) {
+    Ok((items, fetched))
+}
+
+/// `update [NAME]...`: re-fetch each plugin from its recorded source (the tracked branch, the
+/// catalog's current pin, or the local directory again), and publish everything that changed
+/// in one switch.
+pub fn update(
+    cx: &Context,
+    request: &UpdateRequest,
+    prompter: &mut dyn Prompter,
+    feedback: &mut dyn Feedback,
+) -> Result<(Vec<UpdateItem>, Option<Applied>), ManagerError> {
+    let UpdateRequest {
+        names,
+        dry_run,
+        plan: plan_mode,
+        yes,
+        grants,
+        allow_removed,
+    } = request;
+    let (dry_run, yes, allow_removed) = (*dry_run, *yes, *allow_removed);
+    // Fetch first, without the writer lock; then take it and check nothing moved meanwhile.
+    // When another writer changed a plugin while it was fetched, fetch again (a few times:
+    // under a steady stream of writers the refusal says to retry later).
+    let mut attempt = 1;
+    let (mut items, fetched, _lock, mut installed) = loop {
+        let (items, fetched) = fetch_updates(cx, names, allow_removed, feedback)?;
+        let lock = super::begin_writing(cx, "update", feedback)?;
+        let installed = super::installed(cx)?;
+        let Some(moved) = fetched
+            .iter()
+            .find(|(key, old, _)| installed.plugins.get(key) != Some(old))
+            .map(|(key, ..)| key.clone())
+        else {
+            break (items, fetched, lock, installed);
+        };
+        if attempt == UPDATE_ATTEMPTS {
             return Err(ManagerError::Refused(format!(
-                "`{key}` changed while it was being fetched (another hermes-plugins ran); nothing was updated, run the update again"
+                "`{moved}` changed while it was being fetched, {UPDATE_ATTEMPTS} times (other hermes-plugins runs keep changing it); nothing was updated, run the update again later"
             )));
         }
+        feedback.note(&format!(
+            "`{moved}` changed while it was being fetched (another hermes-plugins ran); fetching again"
+        ));
+        attempt += 1;
+    };
+    let mut changed = false;
+    for (key, old, prepared) in fetched {
         let (mut new, _warnings) = store(cx, prepared)?;
         super::check_removed(
             cx,

@@ -194,6 +194,13 @@ fn network_error(url: &str, e: &git2::Error, stalled: bool) -> GitError {
             limits.connect.as_secs(),
             limits.stall.as_secs()
         )
+    } else if e.message().contains("EOF") || e.message().contains("early") {
+        // libgit2 says "http parser did not consume entire buffer: Invalid EOF state" or
+        // "early EOF": the server hung up in the middle of a response.
+        format!(
+            "the server closed the connection before the transfer was complete ({})",
+            e.message()
+        )
     } else {
         e.message().to_string()
     };

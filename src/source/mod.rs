@@ -4,6 +4,7 @@
 //! it, and the provenance (what was asked, what commit was found) comes back with it.
 
 pub mod catalog;
+#[cfg(feature = "manager")]
 pub mod git;
 pub mod spec;
 
@@ -69,6 +70,7 @@ pub enum FetchError {
     #[error(transparent)]
     Catalog(#[from] catalog::CatalogError),
     /// A git problem.
+    #[cfg(feature = "manager")]
     #[error(transparent)]
     Git(#[from] git::GitError),
     /// The subdirectory is not a directory inside the checkout.
@@ -120,6 +122,7 @@ pub fn github_url(base: Option<&str>, owner: &str, repo: &str) -> String {
 }
 
 /// Fetches `spec` (at `rev` when given) into `scratch`, an empty directory the caller owns.
+#[cfg(feature = "manager")]
 pub fn fetch(
     spec: &SourceSpec,
     rev: Option<&str>,
@@ -193,6 +196,7 @@ pub fn fetch(
     }
 }
 
+#[cfg(feature = "manager")]
 fn fetch_git(
     spec: &SourceSpec,
     url: String,

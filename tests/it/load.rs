@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use common::git_http::{GitFault, GitServer};
 use common::world::{World, commit, file_url, git_plugin, plugin_files};
 
 /// A reader: a command run under `exec` that checks its leased generation while holding it.
@@ -163,5 +164,53 @@ fn writers_readers_and_gc_together() {
         let problems = hermes_plugins::generation::verify::verify(&dir, &doc, &store);
         assert!(problems.is_empty(), "generation {name}: {problems:?}");
     }
+    w.ok(&["verify"]);
+}
+
+/// `update` whose fetch is overtaken by another writer (the loopback git server holds its
+/// pack request until a second `update` of the same plugin has finished): it notices the record
+/// moved, says so, fetches again and ends cleanly — instead of refusing with "run the update
+/// again".
+#[test]
+fn an_update_overtaken_while_fetching_fetches_again() {
+    let w = World::new();
+    let served = w.tmp.path().join("served");
+    let repo = served.join("weather");
+    git_plugin(&repo, None, "weather", "1.0.0", &[]);
+    let server = GitServer::start(&served);
+    let url = server.url("weather");
+    w.ok(&["install", url.as_str(), "--enable", "--yes-deps"]);
+    commit(
+        &repo,
+        &plugin_files("weather", "1.1.0", &[]),
+        "weather 1.1.0",
+    );
+    server.set_fault(GitFault::HoldOnce);
+    let slow = w
+        .std_cmd(&["update", "weather", "--yes"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the slow update's pack request is being held, then overtake it.
+    let held = Instant::now();
+    while !server.requests().iter().any(|r| r.starts_with("POST ")) {
+        assert!(held.elapsed() < Duration::from_secs(30), "no fetch started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    w.ok(&["update", "weather", "--yes"]);
+    let overtaken_at = w.current();
+    server.release();
+    let out = slow.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("`weather` changed while it was being fetched")
+            && stderr.contains("fetching again"),
+        "{stderr}"
+    );
+    // The second fetch found what the overtaking update installed: nothing more to publish.
+    assert_eq!(w.current(), overtaken_at, "{stderr}");
+    assert_eq!(w.leftovers(), Vec::<String>::new());
     w.ok(&["verify"]);
 }
