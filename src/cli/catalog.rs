@@ -280,6 +280,13 @@ pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError
     let dir = args.catalog.clone().ok_or_else(|| {
         CliError::usage("no catalog configured: pass --catalog DIR or set HERMES_PLUGINS_CATALOG")
     })?;
+    // A catalog that is not there is an error, never "no entry matches".
+    if !dir.is_dir() {
+        return Err(CliError::usage(format!(
+            "the catalog {} is not a directory (--catalog / HERMES_PLUGINS_CATALOG name a directory of entry files)",
+            crate::text::escape(&dir.display().to_string())
+        )));
+    }
     let outcome = catalog::check::check(std::slice::from_ref(&dir));
     let entries: Vec<catalog::entry::Entry> = outcome
         .entries

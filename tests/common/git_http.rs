@@ -32,6 +32,7 @@ struct Shared {
     requests: Mutex<Vec<String>>,
     released: Mutex<bool>,
     release: Condvar,
+    holding: std::sync::atomic::AtomicBool,
 }
 
 /// A running server; it stops serving when dropped (its thread ends with the process).
@@ -74,6 +75,13 @@ impl GitServer {
     pub fn release(&self) {
         *self.shared.released.lock().unwrap() = true;
         self.shared.release.notify_all();
+    }
+
+    /// Whether a request is (or was) held by [`GitFault::HoldOnce`].
+    pub fn holding(&self) -> bool {
+        self.shared
+            .holding
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// `METHOD path?query` of every request so far.
@@ -217,6 +225,9 @@ fn serve(mut stream: TcpStream, root: &Path, shared: &Shared) -> std::io::Result
         fault
     };
     if fault == GitFault::HoldOnce && req.method == "POST" {
+        shared
+            .holding
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let mut released = shared.released.lock().unwrap();
         while !*released {
             released = shared.release.wait(released).unwrap();

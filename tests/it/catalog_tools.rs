@@ -278,6 +278,15 @@ fn search_and_the_kill_list() {
         out.contains("forecast") && out.contains("1 tool(s)"),
         "{out}"
     );
+    // A catalog that is not there is an error, not "no entry matches".
+    let missing = c.catalog.with_file_name("no-such-catalog");
+    let (code, out, err) = c.run(&["search", "weather", "--catalog", missing.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        err.contains("no-such-catalog") && err.contains("not a directory"),
+        "{err}"
+    );
+    assert!(!out.contains("No catalog entry matches"), "{out}");
 
     // The kill list blocks install by name (and by repo), unless --allow-removed.
     std::fs::write(
