@@ -364,3 +364,116 @@ fn search_and_the_kill_list() {
     assert!(status.starts_with("blocked"), "{status}");
     let _ = Path::new("");
 }
+
+/// The GitHub Action's script (`scripts/catalog-action.sh`, what `action.yml` runs) on a
+/// simulated pull request: a catalog repository whose head commit moves one entry to a new
+/// commit and adds another. Both are reviewed (the moved one against its base version), the
+/// SARIF file, the step summary and the step outputs are written; a defective entry makes
+/// the job fail with its finding in the SARIF.
+#[test]
+fn the_action_script_reviews_a_pull_request() {
+    let c = Cat::new();
+    let a1 = c.repo("alpha", &["newslib>=1"]);
+    c.entry("alpha", &a1, "");
+    std::fs::write(c.catalog.join("removed.yaml"), "removed: []\n").unwrap();
+    git2::Repository::init(&c.catalog).unwrap();
+    let base = commit(&c.catalog, &[], "base");
+    let a2 = commit(
+        &c.mirror.join("acme/alpha"),
+        &[("NOTES.md".into(), "notes\n".into())],
+        "notes",
+    );
+    c.entry("alpha", &a2, "");
+    let b1 = c.repo("beta", &["newslib>=1"]);
+    c.entry("beta", &b1, "");
+    commit(&c.catalog, &[], "move alpha, add beta");
+
+    let out = c.w.tmp.path().join("out");
+    let run_script = || {
+        let template = c.w.std_cmd(&[]);
+        let mut cmd = std::process::Command::new("bash");
+        for (k, v) in template.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let summary = c.w.tmp.path().join("summary.md");
+        let outputs = c.w.tmp.path().join("outputs");
+        let _ = std::fs::remove_file(&summary);
+        let _ = std::fs::remove_file(&outputs);
+        #[allow(deprecated)]
+        let bin = assert_cmd::cargo::cargo_bin("hermes-plugins");
+        let result = cmd
+            .arg(common::repo().join("scripts/catalog-action.sh"))
+            .current_dir(&c.catalog)
+            .env("CATALOG", ".")
+            .env("BASE_REF", &base)
+            .env("CORE", "none")
+            .env("OUT", &out)
+            .env("HERMES_PLUGINS_BIN", bin)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("GITHUB_OUTPUT", &outputs)
+            .env(
+                "HERMES_PLUGINS_GIT_INSTEAD_OF",
+                format!("{HOST}={}/", file_url(&c.mirror)),
+            )
+            .output()
+            .unwrap();
+        (
+            result,
+            std::fs::read_to_string(&summary).unwrap_or_default(),
+            std::fs::read_to_string(&outputs).unwrap_or_default(),
+        )
+    };
+
+    let (result, summary, outputs) = run_script();
+    let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&result.stdout).into_owned();
+    assert_eq!(result.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("2 entries reviewed"), "{stderr}");
+    let sarif: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("catalog.sarif")).unwrap()).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(
+        sarif["runs"][0]["results"].as_array().unwrap().len(),
+        0,
+        "{sarif:#}"
+    );
+    let review = std::fs::read_to_string(out.join("review.md")).unwrap();
+    assert!(
+        review.contains("alpha") && review.contains("beta"),
+        "{review}"
+    );
+    // alpha is reviewed as a change from its base pin, beta as an addition.
+    assert!(
+        review.contains(&a1[..7]) && review.contains(&a2[..7]),
+        "{review}"
+    );
+    assert!(
+        summary.contains(&review),
+        "the review is in the step summary: {summary}"
+    );
+    assert!(
+        outputs.contains(&format!("sarif={}", out.join("catalog.sarif").display()))
+            && outputs.contains("reviewed=2"),
+        "{outputs}"
+    );
+
+    // A head with a defective entry: the job fails, the finding is in the SARIF.
+    std::fs::write(
+        c.catalog.join("gamma.yaml"),
+        "name: gamma\nrepo: https://git.example.org/acme/gamma\nsha: main\nmaintainer: acme\n",
+    )
+    .unwrap();
+    commit(&c.catalog, &[], "add gamma");
+    let (result, _, outputs) = run_script();
+    let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    let sarif = std::fs::read_to_string(out.join("catalog.sarif")).unwrap();
+    assert!(
+        sarif.contains("gamma.yaml") && sarif.contains("sha"),
+        "{sarif}"
+    );
+    assert!(outputs.contains("reviewed=3"), "{outputs}");
+}

@@ -1,0 +1,1 @@
+../../src/agent/hermes_plugins_generation.py
