@@ -61,6 +61,9 @@ pub enum Code {
     /// A plugin's `requires_plugins` names a plugin that is not enabled beside it, or whose
     /// version is out of range (exit 1).
     RequiresPlugins,
+    /// `--locked`: the lock would change; `--frozen`: the current lock was resolved for
+    /// other requirements, or there is none (exit 1).
+    LockChanged,
     /// Any other refusal (exit 1).
     Refused,
     /// Another writer held the lock past `--lock-timeout` (exit 3).
@@ -114,7 +117,7 @@ pub fn causes(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 19] = [
+    pub const ALL: [Code; 20] = [
         Code::Usage,
         Code::NotFound,
         Code::Invalid,
@@ -128,6 +131,7 @@ impl Code {
         Code::PlanChanged,
         Code::RequiresHermes,
         Code::RequiresPlugins,
+        Code::LockChanged,
         Code::Refused,
         Code::LockBusy,
         Code::Network,
@@ -152,6 +156,7 @@ impl Code {
             Code::PlanChanged => "plan-changed",
             Code::RequiresHermes => "requires-hermes",
             Code::RequiresPlugins => "requires-plugins",
+            Code::LockChanged => "lock-changed",
             Code::Refused => "refused",
             Code::LockBusy => "lock-busy",
             Code::Network => "network",

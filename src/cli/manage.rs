@@ -11,7 +11,7 @@ use clap::Args;
 
 use crate::generation::wheels::WheelLimits;
 use crate::home::Layout;
-use crate::manager::{Context, ManagerError};
+use crate::manager::{Context, LockMode, ManagerError};
 use crate::resolve::engine::IndexConfig;
 use crate::resolve::quarantine::DEFAULT_DAYS;
 use crate::source::FetchOptions;
@@ -38,6 +38,14 @@ pub struct EnvArgs {
     /// plugin and core version, audited)
     #[arg(long)]
     pub ignore_requires_hermes: bool,
+    /// Fail (lock-changed) if the generation's lock would change: resolve, but publish only
+    /// the current lock
+    #[arg(long, conflicts_with = "frozen")]
+    pub locked: bool,
+    /// Never resolve: install the current generation's lock as it is; refused
+    /// (lock-changed) if core's or the plugins' requirements changed since it was resolved
+    #[arg(long)]
+    pub frozen: bool,
 }
 
 /// `--dry-run` and `--plan`: consent as data (see [`crate::manager::plan`]).
@@ -109,6 +117,11 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
         wheel_limits: wheel_limits()?,
         lock_wait: lock_wait(global),
         ignore_requires_hermes: env.ignore_requires_hermes,
+        lock_mode: match (env.locked, env.frozen) {
+            (_, true) => LockMode::Frozen,
+            (true, false) => LockMode::Locked,
+            (false, false) => LockMode::Resolve,
+        },
         source_date_epoch: super::env_vars::source_date_epoch().map_err(CliError::usage)?,
         env_names: super::env_vars::set_names(),
     })
@@ -171,6 +184,7 @@ pub fn read_context(global: &GlobalArgs) -> Result<Context, CliError> {
         wheel_limits: WheelLimits::default(),
         lock_wait: lock_wait(global),
         ignore_requires_hermes: false,
+        lock_mode: LockMode::Resolve,
         source_date_epoch: super::env_vars::source_date_epoch().map_err(CliError::usage)?,
         env_names: super::env_vars::set_names(),
     })

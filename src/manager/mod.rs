@@ -98,6 +98,21 @@ pub struct Context {
     /// `--ignore-requires-hermes`: publish plugins whose `requires_hermes` excludes the
     /// core's version (recorded per plugin in `installed.json`).
     pub ignore_requires_hermes: bool,
+    /// `--locked` / `--frozen`: how far the lock may move.
+    pub lock_mode: LockMode,
+}
+
+/// How an operation may treat the current generation's lock (uv's and cargo's flags).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LockMode {
+    /// Resolve when something that decides the lock changed; reuse it otherwise.
+    #[default]
+    Resolve,
+    /// `--locked`: resolve as usual, but refuse (`lock-changed`) if the lock would change.
+    Locked,
+    /// `--frozen`: never resolve; install the current lock as it is, refused
+    /// (`lock-changed`) when there is none or it was resolved for other requirements.
+    Frozen,
 }
 
 /// The installed set of the context's home (`pm/installed.json`); unreadable is an

@@ -974,3 +974,66 @@ fn verify_finds_each_problem_it_claims_to() {
     tamper(&site.join(module), "print('patched')\n");
     finds(&w, "weatherlib 1.0.0", "differs from its RECORD hash");
 }
+
+/// `--locked` resolves but refuses a lock that would change (naming what); `--frozen` never
+/// resolves: it installs the current lock when the requirements are those it was resolved
+/// for, and refuses otherwise. Nothing moves when they refuse.
+#[test]
+fn locked_and_frozen() {
+    let w = World::new();
+    let weather = w.tmp.path().join("weather-repo");
+    git_plugin(&weather, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    let news = w.tmp.path().join("news-repo");
+    git_plugin(&news, None, "news", "1.0.0", &[]);
+    w.ok(&["install", &file_url(&weather)]);
+    w.ok(&["install", &file_url(&news)]);
+
+    // Nothing published: no lock to freeze, and --locked would add packages.
+    let (code, out, _) = w.run(&["--json", "enable", "weather", "--yes-deps", "--frozen"]);
+    assert_eq!(code, Some(1), "{out}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["error"]["code"], "lock-changed", "{doc:#}");
+    let (code, _, err) = w.run(&["enable", "weather", "--yes-deps", "--locked"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("+weatherlib 1.0.0") && err.contains("+colorlib"),
+        "{err}"
+    );
+    assert_eq!(w.current(), None);
+
+    w.ok(&["enable", "weather", "--yes-deps"]);
+    assert_eq!(w.current(), Some(1));
+    let lock_of = |n: u64| {
+        common::read_json(&w.pm().join(format!("generations/{n}/generation.json")))["lock"]
+            ["packages"]
+            .clone()
+    };
+    // Nothing changes: --locked is satisfied.
+    w.ok(&["sync", "--locked"]);
+    assert_eq!(w.current(), Some(1));
+    // A plugin without requirements needs nothing from the lock: --frozen publishes it with
+    // the same lock.
+    w.ok(&["enable", "news", "--frozen"]);
+    assert_eq!(w.current(), Some(2));
+    assert_eq!(lock_of(2), lock_of(1));
+
+    // weather 2.0 needs weatherlib 2: --frozen refuses (its requirements changed), --locked
+    // refuses naming the version change; nothing is published.
+    commit(
+        &weather,
+        &plugin_files("weather", "2.0.0", &["weatherlib==2.0.0"]),
+        "weather 2.0.0",
+    );
+    let (code, _, err) = w.run(&["update", "weather", "--yes", "--frozen"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("--frozen") && err.contains("plugin:weather"),
+        "{err}"
+    );
+    let (code, _, err) = w.run(&["update", "weather", "--yes", "--locked"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("weatherlib 1.0.0 -> 2.0.0"), "{err}");
+    assert_eq!(w.current(), Some(2));
+    w.ok(&["update", "weather", "--yes"]);
+    assert_eq!(w.current(), Some(3));
+}

@@ -5,9 +5,10 @@
 use super::digest::resolution_digest;
 use crate::exit::Code;
 use crate::generation::doc::{GenPlugin, GenerationDoc};
+use crate::manager::LockMode;
 use crate::manager::{Context, Feedback, ManagerError};
 use crate::resolve::inputs::{self, PluginInput};
-use crate::resolve::lock::Lock;
+use crate::resolve::lock::{Lock, LockDiff, LockInput};
 use crate::resolve::{self, Failure, Request};
 use crate::store::Store;
 
@@ -66,6 +67,9 @@ pub(super) fn resolve(
         previous: current.map(|d| d.lock.clone()),
     };
     let digest = resolution_digest(cx, &request);
+    if cx.lock_mode == LockMode::Frozen {
+        return frozen(current, &request, plugin_inputs);
+    }
     let reusable = current
         .filter(|d| d.resolution_digest.as_deref() == Some(digest.as_str()))
         .map(|d| d.lock.clone());
@@ -93,6 +97,28 @@ pub(super) fn resolve(
             }
         }
     };
+    if cx.lock_mode == LockMode::Locked {
+        let diff = match current {
+            Some(d) => LockDiff::between(&d.lock, &lock),
+            None => LockDiff {
+                added: lock
+                    .packages
+                    .iter()
+                    .map(|p| (p.name.clone(), p.version.clone()))
+                    .collect(),
+                ..LockDiff::default()
+            },
+        };
+        if !diff.is_empty() {
+            return Err(ManagerError::coded(
+                Code::LockChanged,
+                format!(
+                    "--locked: the lock would change ({}); nothing was changed — run without --locked to accept it",
+                    describe(&diff)
+                ),
+            ));
+        }
+    }
     tracing::debug!(
         "resolved {} packages in {:?}",
         lock.packages.len(),
@@ -103,4 +129,85 @@ pub(super) fn resolve(
         digest,
         inputs: plugin_inputs,
     })
+}
+
+/// `--frozen`: the current generation's lock as it is — no resolution — when it was resolved
+/// for exactly these requirements (core's and every plugin's, the same exclusions; a plugin
+/// without requirements needs nothing from it).
+/// Its resolution digest is kept: the next run without `--frozen` re-resolves if anything
+/// else that decides the lock changed.
+fn frozen(
+    current: Option<&GenerationDoc>,
+    request: &Request,
+    inputs: Vec<PluginInput>,
+) -> Result<Resolved, ManagerError> {
+    let Some(current) = current else {
+        return Err(ManagerError::coded(
+            Code::LockChanged,
+            "--frozen: there is no current generation, so no lock to install; run without --frozen",
+        ));
+    };
+    let (wanted, excluded) = request.lock_inputs();
+    let requiring = |inputs: &[LockInput]| -> Vec<LockInput> {
+        inputs
+            .iter()
+            .filter(|i| !i.requirements.is_empty())
+            .cloned()
+            .collect()
+    };
+    let (wanted, had) = (requiring(&wanted), requiring(&current.lock.inputs));
+    if wanted != had || current.lock.excluded != excluded {
+        let changed: Vec<&str> = wanted
+            .iter()
+            .filter(|i| !had.contains(i))
+            .map(|i| i.source.as_str())
+            .chain(
+                had.iter()
+                    .filter(|i| !wanted.contains(i))
+                    .map(|i| i.source.as_str()),
+            )
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        return Err(ManagerError::coded(
+            Code::LockChanged,
+            format!(
+                "--frozen: generation {}'s lock was resolved for other requirements (changed: {}; it has: {}); nothing was changed — run without --frozen to resolve",
+                current.number,
+                if changed.is_empty() {
+                    "the exclusions".to_string()
+                } else {
+                    changed.join(", ")
+                },
+                if had.is_empty() {
+                    "none".to_string()
+                } else {
+                    had.iter()
+                        .map(|i| i.source.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            ),
+        ));
+    }
+    Ok(Resolved {
+        lock: current.lock.clone(),
+        digest: current.resolution_digest.clone().unwrap_or_default(),
+        inputs,
+    })
+}
+
+/// `+name version`, `-name version`, `name old -> new`, comma-separated.
+fn describe(diff: &LockDiff) -> String {
+    diff.added
+        .iter()
+        .map(|(n, v)| format!("+{n} {v}"))
+        .chain(diff.removed.iter().map(|(n, v)| format!("-{n} {v}")))
+        .chain(
+            diff.changed
+                .iter()
+                .map(|(n, a, b)| format!("{n} {a} -> {b}")),
+        )
+        .collect::<Vec<_>>()
+        .join(", ")
 }
