@@ -36,6 +36,8 @@ pub enum Schema {
     ResolveAll,
     /// `config`.
     Config,
+    /// `outdated`.
+    Outdated,
 }
 
 impl Schema {
@@ -57,6 +59,7 @@ impl Schema {
             Schema::Review => "review.schema.json",
             Schema::ResolveAll => "resolve-all.schema.json",
             Schema::Config => "config.schema.json",
+            Schema::Outdated => "outdated.schema.json",
         }
     }
 

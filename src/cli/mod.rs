@@ -23,8 +23,10 @@ pub mod generations;
 pub mod inspect;
 pub mod install;
 pub mod json;
+pub mod man;
 pub mod manage;
 pub mod nix;
+pub mod outdated;
 pub mod printer;
 pub mod resolve;
 pub mod select;
@@ -233,6 +235,11 @@ pub enum Command {
     Build(nix::BuildArgs),
     /// Print a shell completion script
     Completions(completions::CompletionsArgs),
+    /// Print a manual page, or write them all (--out DIR)
+    Man(man::ManArgs),
+    /// What update could move: plugins against their sources, Python packages against the
+    /// newest admitted versions
+    Outdated(outdated::OutdatedArgs),
 }
 
 fn init_logging(global: &GlobalArgs) {
@@ -368,6 +375,8 @@ pub fn main() -> ExitCode {
         Command::Nix(args) => nix::run(args, &cli.global),
         Command::Build(args) => nix::build(args, &cli.global),
         Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args, &cli.global),
+        Command::Outdated(args) => outdated::run(args, &cli.global),
     };
     match result {
         Ok(status) => ExitCode::from(status.code()),

@@ -12,6 +12,7 @@
 pub mod apply;
 pub mod consent_step;
 pub mod install;
+pub mod outdated;
 pub mod plan;
 pub mod query;
 pub mod views;

@@ -229,6 +229,33 @@ pub fn rewrite_url(url: &str) -> String {
     url.to_string()
 }
 
+/// The references a remote advertises, as `git ls-remote` lists them: `(name, commit)`
+/// pairs (`HEAD`, `refs/heads/…`, `refs/tags/…`, peeled tags as `…^{}`). Nothing is
+/// downloaded; the same rewrites, proxy and time limits as a clone apply.
+pub fn remote_refs(url: &str) -> Result<Vec<(String, String)>, GitError> {
+    let fetched = rewrite_url(url);
+    let stalled = AtomicBool::new(false);
+    let mut progress = |_: usize, _: usize| {};
+    let mut remote = git2::Remote::create_detached(fetched.as_str())
+        .map_err(|e| network_error(&fetched, &e, false))?;
+    let mut proxy = git2::ProxyOptions::new();
+    proxy.auto();
+    let connection = remote
+        .connect_auth(
+            git2::Direction::Fetch,
+            Some(callbacks(&mut progress, &stalled)),
+            Some(proxy),
+        )
+        .map_err(|e| network_error(&fetched, &e, stalled.load(Ordering::Relaxed)))?;
+    let refs = connection
+        .list()
+        .map_err(|e| network_error(&fetched, &e, false))?
+        .iter()
+        .map(|head| (head.name().to_string(), head.oid().to_string()))
+        .collect();
+    Ok(refs)
+}
+
 /// Clones `url` into `dest` (which must not exist or be empty) and checks out `rev` (or the
 /// default branch). `HERMES_PLUGINS_GIT_INSTEAD_OF` rewrites the URL first.
 pub fn clone_at(

@@ -1037,3 +1037,97 @@ fn locked_and_frozen() {
     w.ok(&["update", "weather", "--yes"]);
     assert_eq!(w.current(), Some(3));
 }
+
+/// `outdated`: a git plugin against its branch head and newest tag, a local directory
+/// against its HEAD and work tree, and the lock's packages against a fresh resolution —
+/// a looser requirement leaves the locked version in place (the lock is preferred), which
+/// `outdated` then shows. It changes nothing.
+#[test]
+fn outdated_plugins_and_packages() {
+    let w = World::new();
+    let weather = w.tmp.path().join("weather-repo");
+    let c1 = git_plugin(&weather, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    let news = w.tmp.path().join("news");
+    git_plugin(&news, None, "news", "1.0.0", &[]);
+    w.ok(&["install", &file_url(&weather), "--enable", "--yes-deps"]);
+    w.ok(&["install", news.to_str().unwrap(), "--enable"]);
+    let now = w.current();
+
+    let report = w.json(&["outdated"]);
+    common::follows_its_schema(&report, None);
+    let status = |report: &Value, key: &str| {
+        report["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["key"] == key)
+            .unwrap_or_else(|| panic!("{key} in {report:#}"))
+            .clone()
+    };
+    assert_eq!(
+        status(&report, "weather")["status"],
+        "up-to-date",
+        "{report:#}"
+    );
+    assert_eq!(status(&report, "weather")["latest"], c1.as_str());
+    assert_eq!(
+        status(&report, "news")["status"],
+        "up-to-date",
+        "{report:#}"
+    );
+    assert_eq!(report["packages"], serde_json::json!([]), "{report:#}");
+
+    // Upstream moves: a new commit and tag for weather (its requirement loosened), a new
+    // commit plus an uncommitted edit in the news directory.
+    let c2 = commit(
+        &weather,
+        &plugin_files("weather", "1.1.0", &["weatherlib>=1"]),
+        "weather 1.1.0",
+    );
+    let repo = git2::Repository::open(&weather).unwrap();
+    let head = repo.revparse_single(&c2).unwrap();
+    repo.tag_lightweight("v1.1.0", &head, false).unwrap();
+    repo.tag_lightweight("v0.9.0", &head, false).unwrap();
+    commit(&news, &[("NOTES.md".into(), "notes\n".into())], "notes");
+    std::fs::write(news.join("NOTES.md"), "edited\n").unwrap();
+    let report = w.json(&["outdated", "--no-packages"]);
+    common::follows_its_schema(&report, None);
+    let row = status(&report, "weather");
+    assert_eq!(row["status"], "outdated", "{report:#}");
+    assert_eq!(
+        (row["current"].as_str(), row["latest"].as_str()),
+        (Some(c1.as_str()), Some(c2.as_str()))
+    );
+    assert_eq!(row["newest_tag"], "v1.1.0", "{report:#}");
+    let row = status(&report, "news");
+    assert_eq!(row["status"], "changed", "{report:#}");
+    assert!(
+        row["note"].as_str().unwrap().contains("uncommitted"),
+        "{report:#}"
+    );
+    assert_eq!(report["packages"], Value::Null);
+    assert_eq!(w.current(), now, "outdated changes nothing");
+
+    // The update keeps weatherlib 1.0.0 (the lock is preferred); a fresh resolution would
+    // take 2.0.0 — outdated says so, in words too.
+    w.ok(&["update", "weather", "--yes"]);
+    let report = w.json(&["outdated"]);
+    assert_eq!(
+        status(&report, "weather")["status"],
+        "up-to-date",
+        "{report:#}"
+    );
+    let packages = report["packages"].as_array().unwrap();
+    assert!(
+        packages.iter().any(|p| p["name"] == "weatherlib"
+            && p["current"] == "1.0.0"
+            && p["latest"] == "2.0.0"),
+        "{report:#}"
+    );
+    let (code, out, err) = w.run(&["outdated"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("weatherlib") && out.contains("1.0.0 -> 2.0.0"),
+        "{out}"
+    );
+}

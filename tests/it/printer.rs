@@ -90,3 +90,93 @@ fn colour_is_decided_once_from_the_flag_and_no_color() {
     assert!(!json.contains('\u{1b}'), "{json}");
     serde_json::from_str::<serde_json::Value>(&json).expect("one JSON document");
 }
+
+/// Every command and subcommand, as `hermes-plugins-<path>` page names.
+fn page_names(command: &clap::Command, name: &str, out: &mut Vec<String>) {
+    out.push(name.to_string());
+    for sub in command.get_subcommands().filter(|c| c.get_name() != "help") {
+        page_names(sub, &format!("{name}-{}", sub.get_name()), out);
+    }
+}
+
+/// `man --out DIR` writes a page for every command (as the command-line definition has
+/// them), each of which groff formats without a warning; `man catalog review` prints that
+/// command's page; an unknown command is a usage error.
+#[test]
+fn manual_pages_for_every_command() {
+    use clap::CommandFactory;
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&["man", "--out", dir.path().to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut expected = Vec::new();
+    page_names(
+        &hermes_plugins::cli::Cli::command(),
+        "hermes-plugins",
+        &mut expected,
+    );
+    expected.sort();
+    let mut written: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .trim_end_matches(".1")
+                .to_string()
+        })
+        .collect();
+    written.sort();
+    assert_eq!(written, expected);
+    assert!(written.contains(&"hermes-plugins-catalog-review".to_string()));
+    if std::process::Command::new("groff")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        for name in &written {
+            let page = dir.path().join(format!("{name}.1"));
+            let formatted = std::process::Command::new("groff")
+                .args(["-man", "-Tutf8", "-ww"])
+                .arg(&page)
+                .output()
+                .unwrap();
+            // Bold and underline come as overstrikes (`N\bN`): keep the last of each.
+            let mut text = String::new();
+            for c in String::from_utf8_lossy(&formatted.stdout).chars() {
+                if c == '\u{8}' {
+                    text.pop();
+                } else {
+                    text.push(c);
+                }
+            }
+            assert!(formatted.status.success(), "{name}");
+            assert!(
+                formatted.stderr.is_empty(),
+                "{name}: {}",
+                String::from_utf8_lossy(&formatted.stderr)
+            );
+            assert!(
+                text.contains("NAME") && text.contains(name.as_str()),
+                "{name}: {text}"
+            );
+        }
+    } else {
+        eprintln!("groff is not installed: the pages' formatting is not checked");
+    }
+
+    let page = run(&["man", "catalog", "review"]);
+    assert_eq!(page.code, 0, "{}", page.stderr);
+    assert!(
+        page.stdout.starts_with(".ie \\n(.g .ds Aq") || page.stdout.contains(".TH"),
+        "{}",
+        page.stdout
+    );
+    assert!(
+        page.stdout.contains("hermes\\-plugins\\-catalog\\-review") && page.stdout.contains("base"),
+        "{}",
+        page.stdout
+    );
+    let bad = run(&["man", "catalog", "nope"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("nope"), "{}", bad.stderr);
+}

@@ -1,0 +1,244 @@
+//! `outdated`: what `update` could move, without moving anything — per installed plugin the
+//! commit it runs against the newest its source offers (the catalog's current pin, the
+//! tracked branch's head, the newest tag, the local directory's `HEAD`), and per locked
+//! Python package the newest version every requirement and the quarantine admit.
+
+use serde::Serialize;
+
+use super::{Context, ManagerError};
+use crate::exit::Code;
+use crate::generation::current;
+use crate::generation::doc::GenerationDoc;
+use crate::resolve::inputs;
+use crate::resolve::{self, Failure, Request};
+use crate::source::{SourceSpec, catalog, git};
+use crate::state::installed::InstalledPlugin;
+use crate::store::Store;
+
+/// One installed plugin against its source.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginStatus {
+    /// The plugin key.
+    pub key: String,
+    /// The source as the user gave it.
+    pub source: String,
+    /// The commit installed.
+    pub current: Option<String>,
+    /// The commit `update` would move to: the catalog pin, the tracked branch's head, or the
+    /// local directory's `HEAD`.
+    pub latest: Option<String>,
+    /// The highest version-like tag of a git source (`v1.2.0`), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newest_tag: Option<String>,
+    /// `up-to-date`, `outdated`, `pinned` (`--ref`: `update` leaves it), `changed` (a local
+    /// directory with new commits or uncommitted changes) or `unknown` (see `note`).
+    pub status: &'static str,
+    /// Why the status is what it is, when there is more to say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One locked package with a newer admissible version.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageStatus {
+    /// The package name.
+    pub name: String,
+    /// The version in the current generation's lock.
+    pub current: String,
+    /// The newest version a fresh resolution picks (every requirement, the quarantine).
+    pub latest: String,
+}
+
+/// Every installed plugin against its source, in key order (no network for catalog and
+/// local sources; `git ls-remote` for git sources, each failure reported on its row).
+pub fn plugins(cx: &Context) -> Result<Vec<PluginStatus>, ManagerError> {
+    let installed = super::installed(cx)?;
+    Ok(installed
+        .plugins
+        .values()
+        .map(|p| plugin_status(cx, p))
+        .collect())
+}
+
+fn plugin_status(cx: &Context, p: &InstalledPlugin) -> PluginStatus {
+    let mut row = PluginStatus {
+        key: p.key.clone(),
+        source: p.source.spec.display(),
+        current: p.source.commit.clone(),
+        latest: None,
+        newest_tag: None,
+        status: "unknown",
+        note: None,
+    };
+    if let Some(pinned) = &p.source.pinned_ref {
+        row.status = "pinned";
+        row.note = Some(format!("pinned to `{pinned}` with --ref"));
+        return row;
+    }
+    match &p.source.spec {
+        SourceSpec::Catalog { name } => match catalog::lookup(cx.fetch.catalog.as_deref(), name) {
+            Ok(pin) => row.latest = Some(pin.sha),
+            Err(e) => row.note = Some(e.to_string()),
+        },
+        SourceSpec::Path { dir } => match git::describe_local(dir) {
+            Some((commit, dirty)) => {
+                row.latest = Some(commit);
+                if dirty {
+                    row.status = "changed";
+                    row.note = Some("the directory has uncommitted changes".into());
+                    return row;
+                }
+            }
+            None => {
+                row.note = Some(format!(
+                    "{} is not a git work tree: `update` copies it again",
+                    dir.display()
+                ));
+                return row;
+            }
+        },
+        SourceSpec::Github { .. } | SourceSpec::Git { .. } => {
+            let Some(url) = &p.source.url else {
+                row.note = Some("no repository URL is recorded".into());
+                return row;
+            };
+            match git::remote_refs(url) {
+                Ok(refs) => {
+                    let wanted = match &p.source.tracked_ref {
+                        Some(branch) => format!("refs/heads/{branch}"),
+                        None => "HEAD".to_string(),
+                    };
+                    row.latest = refs
+                        .iter()
+                        .find(|(name, _)| *name == wanted)
+                        .map(|(_, oid)| oid.clone());
+                    row.newest_tag = newest_tag(&refs);
+                    if row.latest.is_none() {
+                        row.note = Some(format!("the repository has no `{wanted}` any more"));
+                        return row;
+                    }
+                }
+                Err(e) => {
+                    row.note = Some(e.to_string());
+                    return row;
+                }
+            }
+        }
+    }
+    if row.latest.is_some() {
+        let moved = row.latest != row.current;
+        row.status = match (&p.source.spec, moved) {
+            (_, false) => "up-to-date",
+            (SourceSpec::Path { .. }, true) => "changed",
+            (_, true) => "outdated",
+        };
+    }
+    row
+}
+
+/// The highest tag whose name (less a leading `v`) is a version; `None` without one.
+fn newest_tag(refs: &[(String, String)]) -> Option<String> {
+    refs.iter()
+        .filter_map(|(name, _)| name.strip_prefix("refs/tags/"))
+        .filter(|tag| !tag.ends_with("^{}"))
+        .filter_map(|tag| {
+            let version: uv_pep440::Version = tag.trim_start_matches('v').parse().ok()?;
+            Some((version, tag))
+        })
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, tag)| tag.to_string())
+}
+
+/// The current generation's locked packages that a fresh resolution (no preference for the
+/// lock) moves to a newer version; empty when nothing is published.
+pub fn packages(cx: &Context) -> Result<Vec<PackageStatus>, ManagerError> {
+    let Some(number) = current::current_number(&cx.layout) else {
+        return Ok(Vec::new());
+    };
+    let doc =
+        GenerationDoc::read(&cx.layout.generation(number)).map_err(ManagerError::environment)?;
+    let store = Store::open(cx.layout.store())
+        .map_err(|e| ManagerError::caused(Code::Io, "cannot open the store".to_string(), &e))?;
+    let mut plugins = Vec::new();
+    for p in &doc.plugins {
+        let dir = store.path_of(&p.store_key);
+        plugins.push(inputs::plugin_from_dir(&dir).map_err(|e| {
+            ManagerError::caused(
+                Code::Environment,
+                format!(
+                    "plugin `{}`: its store tree {} cannot be read",
+                    p.key,
+                    dir.display()
+                ),
+                &e,
+            )
+        })?);
+    }
+    let request = Request {
+        core: cx.core.clone(),
+        extras: cx.extras.clone(),
+        plugins,
+        python: cx.python.clone(),
+        cache_dir: cx.layout.uv_cache(),
+        index: cx.index.clone(),
+        quarantine_days: cx.quarantine_days,
+        now: cx.now,
+        previous: None,
+    };
+    let fresh = match resolve::run(&request) {
+        Ok(outcome) => outcome.lock,
+        Err(Failure::Conflict(c)) => return Err(ManagerError::Conflict(c)),
+        Err(Failure::Environment(code, message, causes)) => {
+            return Err(ManagerError::Caused {
+                code,
+                message,
+                causes,
+            });
+        }
+    };
+    let newest = fresh.versions();
+    Ok(doc
+        .lock
+        .versions()
+        .into_iter()
+        .filter_map(|(name, version)| {
+            let latest = newest.get(name)?;
+            let newer = match (
+                version.parse::<uv_pep440::Version>(),
+                latest.parse::<uv_pep440::Version>(),
+            ) {
+                (Ok(a), Ok(b)) => b > a,
+                _ => latest != &version,
+            };
+            newer.then(|| PackageStatus {
+                name: name.to_string(),
+                current: version.to_string(),
+                latest: latest.to_string(),
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_newest_tag_is_the_highest_version() {
+        let refs: Vec<(String, String)> = [
+            "HEAD",
+            "refs/heads/main",
+            "refs/tags/v1.10.0",
+            "refs/tags/v1.9.0",
+            "refs/tags/v1.10.0^{}",
+            "refs/tags/nightly",
+            "refs/tags/2.0.0rc1",
+        ]
+        .iter()
+        .map(|n| (n.to_string(), "0".repeat(40)))
+        .collect();
+        assert_eq!(newest_tag(&refs).as_deref(), Some("2.0.0rc1"));
+        assert_eq!(newest_tag(&refs[..4]).as_deref(), Some("v1.10.0"));
+        assert_eq!(newest_tag(&refs[..2]), None);
+    }
+}
