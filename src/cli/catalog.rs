@@ -79,6 +79,15 @@ pub enum CatalogAction {
         #[arg(long, value_enum, default_value = "human")]
         format: ReviewFormat,
     },
+    /// Fetch a remote catalog (git URL or JSON feed) now, whatever the age of its cached copy
+    #[command(
+        after_help = "Examples:\n  hermes-plugins catalog update --catalog https://hermes-agent.nousresearch.com/docs/api/plugin-catalog.json\n  HERMES_PLUGINS_CATALOG=https://github.com/acme/hermes.git#plugin-catalog hermes-plugins catalog update\n\nRemote catalogs are otherwise refreshed when their copy in pm/cache/catalogs is older than HERMES_PLUGINS_CATALOG_TTL seconds (default 6 h), before install, update and enable read them."
+    )]
+    Update {
+        /// Catalog: a git URL (`#subdir`) or a JSON feed URL [default: $HERMES_PLUGINS_CATALOG]
+        #[arg(long, env = EnvVars::HERMES_PLUGINS_CATALOG, value_name = "URL")]
+        catalog: Option<PathBuf>,
+    },
     /// Resolve every entry with Hermes core (alone, then together; bisect conflicts)
     #[command(
         name = "resolve-all",
@@ -102,8 +111,9 @@ pub enum CatalogAction {
 pub struct SearchArgs {
     /// Words to look for in names, descriptions, tags and tool names
     pub query: String,
-    /// Catalog directory [default: $HERMES_PLUGINS_CATALOG]
-    #[arg(long, env = EnvVars::HERMES_PLUGINS_CATALOG, value_name = "DIR")]
+    /// Catalog: a directory, a git URL (`#subdir`) or a JSON feed URL [default:
+    /// $HERMES_PLUGINS_CATALOG]
+    #[arg(long, env = EnvVars::HERMES_PLUGINS_CATALOG, value_name = "DIR|URL")]
     pub catalog: Option<PathBuf>,
 }
 
@@ -130,6 +140,33 @@ fn render(
 /// Runs `catalog`.
 pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     match &args.action {
+        CatalogAction::Update { catalog } => {
+            let layout = crate::home::Layout::new(&super::manage::home(global));
+            let dir = super::manage::catalog_dir(catalog.as_deref(), &layout, true, global)?
+                .ok_or_else(|| {
+                    CliError::usage(
+                        "no catalog configured: pass --catalog URL or set HERMES_PLUGINS_CATALOG",
+                    )
+                })?;
+            let entries = std::fs::read_dir(&dir)
+                .map(|d| {
+                    d.flatten()
+                        .filter(|e| {
+                            let name = e.file_name();
+                            let name = name.to_string_lossy();
+                            (name.ends_with(".yaml") || name.ends_with(".yml"))
+                                && !name.starts_with("removed.")
+                        })
+                        .count()
+                })
+                .unwrap_or(0);
+            outln!(
+                global.printer,
+                "catalog: {entries} entries in {}",
+                dir.display()
+            );
+            Ok(Status::Ok)
+        }
         CatalogAction::Check {
             paths,
             format,
@@ -277,9 +314,13 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
 
 /// Runs `search`.
 pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let dir = args.catalog.clone().ok_or_else(|| {
-        CliError::usage("no catalog configured: pass --catalog DIR or set HERMES_PLUGINS_CATALOG")
-    })?;
+    let layout = crate::home::Layout::new(&super::manage::home(global));
+    let dir = super::manage::catalog_dir(args.catalog.as_deref(), &layout, false, global)?
+        .ok_or_else(|| {
+            CliError::usage(
+                "no catalog configured: pass --catalog DIR|URL or set HERMES_PLUGINS_CATALOG",
+            )
+        })?;
     // A catalog that is not there is an error, never "no entry matches".
     if !dir.is_dir() {
         return Err(CliError::usage(format!(

@@ -41,8 +41,10 @@ impl EnvVars {
     pub const UV_HTTP_CONNECT_TIMEOUT: &'static str = "UV_HTTP_CONNECT_TIMEOUT";
     /// `--native-tls`, as uv reads it.
     pub const UV_NATIVE_TLS: &'static str = "UV_NATIVE_TLS";
-    /// `--catalog`.
+    /// `--catalog`: a directory, a git URL (`#subdir`) or a JSON feed URL.
     pub const HERMES_PLUGINS_CATALOG: &'static str = "HERMES_PLUGINS_CATALOG";
+    /// Seconds a remote catalog's cached copy is used before it is refreshed (default 6 h).
+    pub const HERMES_PLUGINS_CATALOG_TTL: &'static str = "HERMES_PLUGINS_CATALOG_TTL";
     /// Where `owner/repo` sources are fetched from (a GitHub mirror; tests).
     pub const HERMES_PLUGINS_GITHUB: &'static str = "HERMES_PLUGINS_GITHUB";
     /// Git URL rewrites, `PREFIX=REPLACEMENT` separated by whitespace (`url.<base>.insteadOf`).

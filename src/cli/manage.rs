@@ -4,7 +4,7 @@
 //! re-exported here).
 
 use super::env_vars::EnvVars;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
@@ -31,8 +31,9 @@ pub struct EnvArgs {
     /// Resolution options.
     #[command(flatten)]
     pub resolver: ResolverArgs,
-    /// Catalog directory for catalog names [default: $HERMES_PLUGINS_CATALOG]
-    #[arg(long, env = EnvVars::HERMES_PLUGINS_CATALOG, value_name = "DIR")]
+    /// Catalog for catalog names and the kill list: a directory, a git URL (`#subdir`) or a
+    /// JSON feed URL [default: $HERMES_PLUGINS_CATALOG]
+    #[arg(long, env = EnvVars::HERMES_PLUGINS_CATALOG, value_name = "DIR|URL")]
     pub catalog: Option<PathBuf>,
     /// Publish plugins whose requires_hermes excludes this core's version (recorded per
     /// plugin and core version, audited)
@@ -98,6 +99,7 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
             .write(&settings_path)
             .map_err(|e| CliError::coded(super::Code::Io, e.to_string()))?;
     }
+    let catalog = catalog_dir(env.catalog.as_deref(), &layout, false, global)?;
     Ok(Context {
         layout,
         profile: global.profile.clone(),
@@ -112,7 +114,7 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
             github_base: std::env::var(EnvVars::HERMES_PLUGINS_GITHUB)
                 .ok()
                 .filter(|s| !s.is_empty()),
-            catalog: env.catalog.clone(),
+            catalog,
         },
         wheel_limits: wheel_limits()?,
         lock_wait: lock_wait(global),
@@ -125,6 +127,44 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
         source_date_epoch: super::env_vars::source_date_epoch().map_err(CliError::usage)?,
         env_names: super::env_vars::set_names(),
     })
+}
+
+/// The catalog `value` names (`--catalog`, `HERMES_PLUGINS_CATALOG`) as a local directory:
+/// a directory as it is; a git URL or a JSON feed fetched into `pm/cache/catalogs` when its
+/// copy is older than `HERMES_PLUGINS_CATALOG_TTL` seconds (default 6 h) or `force`. A refresh
+/// that fails with a copy at hand is a warning naming the copy's age; without one, an error.
+pub fn catalog_dir(
+    value: Option<&Path>,
+    layout: &Layout,
+    force: bool,
+    global: &GlobalArgs,
+) -> Result<Option<PathBuf>, CliError> {
+    use crate::source::remote_catalog::{self, Location, RemoteCatalogError};
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let location = match value.to_str() {
+        Some(text) => Location::parse(text),
+        None => Location::Dir(value.to_path_buf()),
+    };
+    let ttl = match std::env::var(EnvVars::HERMES_PLUGINS_CATALOG_TTL) {
+        Ok(v) if !v.is_empty() => remote_catalog::parse_ttl(&v).map_err(CliError::usage)?,
+        _ => remote_catalog::DEFAULT_TTL,
+    };
+    match remote_catalog::materialize(&location, &layout.catalog_cache(), ttl, force) {
+        Ok(found) => {
+            if let Some(warning) = &found.warning {
+                global.printer.warning(warning);
+            }
+            Ok(Some(found.dir))
+        }
+        Err(e @ RemoteCatalogError::Fetch { .. }) => {
+            Err(CliError::coded(super::Code::Network, e.to_string()))
+        }
+        Err(e @ RemoteCatalogError::Cache { .. }) => {
+            Err(CliError::coded(super::Code::Io, e.to_string()))
+        }
+    }
 }
 
 /// How long a writer waits for another: `--lock-timeout`/`HERMES_PLUGINS_LOCK_TIMEOUT`, else
@@ -165,8 +205,13 @@ pub fn wheel_limits() -> Result<WheelLimits, CliError> {
 /// A context for commands that never resolve (no interpreter needed).
 pub fn read_context(global: &GlobalArgs) -> Result<Context, CliError> {
     let home = home(global);
+    let layout = Layout::new(&home);
+    let catalog = std::env::var_os(EnvVars::HERMES_PLUGINS_CATALOG)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let catalog = catalog_dir(catalog.as_deref(), &layout, false, global)?;
     Ok(Context {
-        layout: Layout::new(&home),
+        layout,
         profile: global.profile.clone(),
         core: None,
         core_known: false,
@@ -177,9 +222,7 @@ pub fn read_context(global: &GlobalArgs) -> Result<Context, CliError> {
         now: jiff::Timestamp::now(),
         fetch: FetchOptions {
             github_base: None,
-            catalog: std::env::var_os(EnvVars::HERMES_PLUGINS_CATALOG)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from),
+            catalog,
         },
         wheel_limits: WheelLimits::default(),
         lock_wait: lock_wait(global),

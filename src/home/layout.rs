@@ -53,6 +53,11 @@ impl Layout {
         self.pm.join("cache").join("git")
     }
 
+    /// `pm/cache/catalogs`: remote catalogs (git, JSON feeds) as directories of entry files.
+    pub fn catalog_cache(&self) -> PathBuf {
+        self.pm.join("cache").join("catalogs")
+    }
+
     /// `pm/runtime`: the `exec` bootstrap, one directory per content digest.
     pub fn runtime(&self) -> PathBuf {
         self.pm.join("runtime")

@@ -6,6 +6,8 @@
 pub mod catalog;
 #[cfg(feature = "manager")]
 pub mod git;
+#[cfg(feature = "manager")]
+pub mod remote_catalog;
 pub mod spec;
 
 use std::path::{Path, PathBuf};

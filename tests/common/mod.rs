@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod feed;
 pub mod git_http;
 pub mod index;
 pub mod synthetic;

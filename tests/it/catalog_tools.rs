@@ -53,9 +53,16 @@ impl Cat {
     }
 
     fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
-        let out = self
-            .w
-            .cmd(args)
+        self.run_with(args, &[])
+    }
+
+    /// [`Cat::run`] with more environment variables.
+    fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
+        let mut cmd = self.w.cmd(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd
             .env(
                 "HERMES_PLUGINS_GIT_INSTEAD_OF",
                 format!("{HOST}={}/", file_url(&self.mirror)),
@@ -476,4 +483,119 @@ fn the_action_script_reviews_a_pull_request() {
         "{sarif}"
     );
     assert!(outputs.contains("reviewed=3"), "{outputs}");
+}
+
+/// A catalog that is a git repository (served over loopback smart HTTP): install reads it
+/// through its cached copy; a newer upstream (a new entry, a kill-list item) is seen after
+/// `catalog update`, or when the copy is older than the TTL; a server that fails meanwhile
+/// leaves the cached copy in use with a warning naming its age; with no copy it is exit 3.
+#[test]
+fn a_git_catalog_is_cached_refreshed_and_never_silently_stale() {
+    use common::git_http::{GitFault, GitServer};
+    let c = Cat::new();
+    let forecast = c.repo("forecast", &["newslib>=1"]);
+    c.entry("forecast", &forecast, "");
+    std::fs::write(c.catalog.join("removed.yaml"), "removed: []\n").unwrap();
+    git2::Repository::init(&c.catalog).unwrap();
+    commit(&c.catalog, &[], "catalog v1");
+    let server = GitServer::start(c.w.tmp.path());
+    let url = server.url("catalog");
+    let (code, _, err) = c.run(&["install", "forecast", "--catalog", &url]);
+    assert_eq!(code, Some(0), "{err}");
+
+    // Upstream adds `headlines` and removes it at once (the kill list must win).
+    let headlines = c.repo("headlines", &[]);
+    c.entry("headlines", &headlines, "");
+    std::fs::write(
+        c.catalog.join("removed.yaml"),
+        "removed:\n  - name: headlines\n    reason: malware\n",
+    )
+    .unwrap();
+    commit(&c.catalog, &[], "catalog v2");
+    // Within the TTL the cached copy answers: no such entry yet.
+    let (code, _, err) = c.run(&["install", "headlines", "--catalog", &url]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no entry named `headlines`"), "{err}");
+    let (code, out, err) = c.run(&["catalog", "update", "--catalog", &url]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("2 entries"), "{out}");
+    let (code, _, err) = c.run(&["install", "headlines", "--catalog", &url]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("removal list") && err.contains("malware"),
+        "{err}"
+    );
+
+    // The server fails; the copy is older than the TTL (0 s): used, with a warning.
+    server.set_fault(GitFault::Status(500));
+    let ttl0 = [("HERMES_PLUGINS_CATALOG_TTL", "0")];
+    let (code, out, err) = c.run_with(&["search", "forecast", "--catalog", &url], &ttl0);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("forecast"), "{out}");
+    assert!(
+        err.contains("warning:")
+            && err.contains("as cached")
+            && err.contains("ago")
+            && err.contains("500"),
+        "{err}"
+    );
+    // A home with no copy: an error naming the catalog, exit 3.
+    let fresh = World::new();
+    let out = fresh
+        .cmd(&["search", "forecast", "--catalog", &url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("cannot fetch the catalog") && err.contains(&url),
+        "{err}"
+    );
+}
+
+/// A catalog published as a JSON feed (`{"generated_at", "entries", "removed"}`, as Hermes
+/// publishes plugin-catalog.json): entries install, its kill list blocks, an unchanged feed
+/// is revalidated with `If-None-Match` (304), a changed one is read again.
+#[test]
+fn a_json_feed_catalog_with_conditional_refresh() {
+    use common::feed::FeedServer;
+    let c = Cat::new();
+    let forecast = c.repo("forecast", &["newslib>=1"]);
+    let headlines = c.repo("headlines", &[]);
+    let feed = |removed: &str| {
+        serde_json::json!({
+            "generated_at": "2026-12-01T00:00:00Z",
+            "entries": [
+                {"name": "forecast", "repo": format!("{HOST}acme/forecast"), "sha": forecast, "maintainer": "acme", "description": "Forecasts"},
+                {"name": "headlines", "repo": format!("{HOST}acme/headlines"), "sha": headlines, "maintainer": "acme"}
+            ],
+            "removed": [{"name": removed, "reason": "malware", "date": "2026-11-30"}]
+        })
+        .to_string()
+    };
+    let server = FeedServer::start(&feed("headlines"));
+    let url = server.url.clone();
+    let (code, _, err) = c.run(&["install", "forecast", "--catalog", &url]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = c.run(&["install", "headlines", "--catalog", &url]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("malware"), "{err}");
+    assert_eq!(server.answers(), [200], "one fetch while the copy is fresh");
+
+    // Past the TTL: revalidated, unchanged (304), still read from the copy.
+    let ttl0 = [("HERMES_PLUGINS_CATALOG_TTL", "0")];
+    let (code, out, err) = c.run_with(&["--json", "search", "forecast", "--catalog", &url], &ttl0);
+    assert_eq!(code, Some(0), "{err}");
+    let hits: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(hits["results"][0]["name"], "forecast", "{hits:#}");
+    assert_eq!(server.answers(), [200, 304]);
+
+    // A new feed: `forecast` is on the kill list now and `headlines` is not.
+    server.publish(&feed("forecast"));
+    let (code, _, err) = c.run_with(&["install", "headlines", "--catalog", &url], &ttl0);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(server.answers(), [200, 304, 200]);
+    let (code, _, err) = c.run(&["update", "forecast", "--catalog", &url]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("removal list"), "{err}");
 }
