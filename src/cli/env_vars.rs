@@ -49,6 +49,11 @@ impl EnvVars {
     pub const HERMES_PLUGINS_GITHUB: &'static str = "HERMES_PLUGINS_GITHUB";
     /// Git URL rewrites, `PREFIX=REPLACEMENT` separated by whitespace (`url.<base>.insteadOf`).
     pub const HERMES_PLUGINS_GIT_INSTEAD_OF: &'static str = "HERMES_PLUGINS_GIT_INSTEAD_OF";
+    /// A GitHub token offered to github.com (and the `HERMES_PLUGINS_GITHUB` host) when a
+    /// repository needs credentials; never printed or recorded.
+    pub const GITHUB_TOKEN: &'static str = "GITHUB_TOKEN";
+    /// The GitHub CLI's name for the same token (after `GITHUB_TOKEN`).
+    pub const GH_TOKEN: &'static str = "GH_TOKEN";
     /// Seconds a git transfer may stall.
     pub const HERMES_PLUGINS_GIT_TIMEOUT: &'static str = "HERMES_PLUGINS_GIT_TIMEOUT";
     /// Seconds a git connection may take.
@@ -193,6 +198,15 @@ pub fn git_config() -> Result<crate::source::git::GitConfig, String> {
             .map(Into::into),
         ca_dir: value(EnvVars::SSL_CERT_DIR).map(Into::into),
         instead_of,
+        github_token: value(EnvVars::GITHUB_TOKEN)
+            .or_else(|| value(EnvVars::GH_TOKEN))
+            .map(crate::source::git::Secret),
+        github_hosts: std::iter::once("github.com".to_string())
+            .chain(
+                value(EnvVars::HERMES_PLUGINS_GITHUB)
+                    .and_then(|base| url::Url::parse(&base).ok()?.host_str().map(str::to_string)),
+            )
+            .collect(),
     })
 }
 

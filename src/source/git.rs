@@ -80,6 +80,21 @@ pub struct GitConfig {
     pub ca_dir: Option<std::path::PathBuf>,
     /// URL rewrites, `(prefix, replacement)`, first match wins (`url.<base>.insteadOf`).
     pub instead_of: Vec<(String, String)>,
+    /// A token for GitHub (`GITHUB_TOKEN`, else `GH_TOKEN`): offered to [`Self::github_hosts`]
+    /// only, over HTTPS (or loopback HTTP), when the server asks.
+    pub github_token: Option<Secret>,
+    /// The hosts the token is for: `github.com` and the host of `HERMES_PLUGINS_GITHUB`.
+    pub github_hosts: Vec<String>,
+}
+
+/// A credential: compared and moved like a string, never shown (`Debug` prints `***`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
 }
 
 static CONFIG: Mutex<Option<GitConfig>> = Mutex::new(None);
@@ -160,6 +175,7 @@ fn fetch_options<'a>(progress: Progress<'a>, stalled: &'a AtomicBool) -> FetchOp
 /// the watchdog cancelled the transfer.
 fn callbacks<'a>(progress: Progress<'a>, stalled: &'a AtomicBool) -> RemoteCallbacks<'a> {
     let limits = Timeouts::current();
+    let config = GitConfig::configured();
     let mut window_start = Instant::now();
     let mut bytes_at_start = 0usize;
     let mut callbacks = RemoteCallbacks::new();
@@ -176,7 +192,57 @@ fn callbacks<'a>(progress: Progress<'a>, stalled: &'a AtomicBool) -> RemoteCallb
         }
         true
     });
+    let mut asked = 0;
+    callbacks.credentials(move |url, username, allowed| {
+        asked += 1;
+        credentials(&config, url, username, allowed, asked)
+    });
     callbacks
+}
+
+/// Credentials for a server that asks (private repositories): SSH through the ssh-agent; over
+/// HTTP(S) the GitHub token for GitHub's hosts, else git's credential helpers (`git config
+/// credential.helper`), else none. libgit2 asks again after a refusal: the second time for
+/// the same kind is the last (a refused token must not loop), then the error says so.
+fn credentials(
+    config: &GitConfig,
+    url: &str,
+    username: Option<&str>,
+    allowed: git2::CredentialType,
+    asked: usize,
+) -> Result<git2::Cred, git2::Error> {
+    if asked > 2 {
+        return Err(git2::Error::from_str(
+            "authentication failed: the server refused the credentials offered (GITHUB_TOKEN/GH_TOKEN for GitHub, git's credential helpers, the ssh-agent)",
+        ));
+    }
+    if allowed.contains(git2::CredentialType::SSH_KEY) {
+        return git2::Cred::ssh_key_from_agent(username.unwrap_or("git"));
+    }
+    if allowed.contains(git2::CredentialType::USER_PASS_PLAINTEXT) {
+        let parsed = url::Url::parse(url).ok();
+        let host = parsed.as_ref().and_then(|u| u.host_str()).unwrap_or("");
+        let secure = parsed.as_ref().is_some_and(|u| {
+            u.scheme() == "https" || matches!(host, "127.0.0.1" | "localhost" | "[::1]")
+        });
+        if let Some(token) = &config.github_token
+            && secure
+            && config.github_hosts.iter().any(|h| h == host)
+        {
+            return git2::Cred::userpass_plaintext("x-access-token", &token.0);
+        }
+        if let Ok(git_config) = git2::Config::open_default()
+            && let Ok(cred) = git2::Cred::credential_helper(&git_config, url, username)
+        {
+            return Ok(cred);
+        }
+    }
+    if allowed.contains(git2::CredentialType::DEFAULT) {
+        return git2::Cred::default();
+    }
+    Err(git2::Error::from_str(
+        "the server asks for credentials and none are configured (GITHUB_TOKEN/GH_TOKEN for GitHub, git's credential helpers, the ssh-agent for SSH)",
+    ))
 }
 
 /// The error for a failed network operation: a stall reported as such.

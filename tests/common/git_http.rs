@@ -33,6 +33,10 @@ struct Shared {
     released: Mutex<bool>,
     release: Condvar,
     holding: std::sync::atomic::AtomicBool,
+    /// `Basic` credentials every request must carry (`user:password`), if any.
+    basic: Mutex<Option<String>>,
+    /// The `Authorization` header of every request (`None`: none sent).
+    authorizations: Mutex<Vec<Option<String>>>,
 }
 
 /// A running server; it stops serving when dropped (its thread ends with the process).
@@ -71,6 +75,17 @@ impl GitServer {
         *self.shared.fault.lock().unwrap() = Some(fault);
     }
 
+    /// Requires HTTP Basic authentication with `user:password` on every request (401
+    /// otherwise, as a private repository answers).
+    pub fn require_basic(&self, user: &str, password: &str) {
+        *self.shared.basic.lock().unwrap() = Some(format!("{user}:{password}"));
+    }
+
+    /// The `Authorization` header of every request so far.
+    pub fn authorizations(&self) -> Vec<Option<String>> {
+        self.shared.authorizations.lock().unwrap().clone()
+    }
+
     /// Lets a request held by [`GitFault::HoldOnce`] go on.
     pub fn release(&self) {
         *self.shared.released.lock().unwrap() = true;
@@ -96,6 +111,7 @@ struct Request {
     path: String,
     query: String,
     content_type: Option<String>,
+    authorization: Option<String>,
     body: Vec<u8>,
 }
 
@@ -109,6 +125,7 @@ fn read_request(stream: &TcpStream) -> std::io::Result<Request> {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let (path, query) = (path.to_string(), query.to_string());
     let (mut length, mut chunked, mut content_type) = (0usize, false, None);
+    let mut authorization = None;
     loop {
         let mut header = String::new();
         reader.read_line(&mut header)?;
@@ -124,6 +141,7 @@ fn read_request(stream: &TcpStream) -> std::io::Result<Request> {
             "content-length" => length = value.parse().unwrap_or(0),
             "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
             "content-type" => content_type = Some(value.to_string()),
+            "authorization" => authorization = Some(value.to_string()),
             _ => {}
         }
     }
@@ -150,6 +168,7 @@ fn read_request(stream: &TcpStream) -> std::io::Result<Request> {
         path,
         query,
         content_type,
+        authorization,
         body,
     })
 }
@@ -216,6 +235,23 @@ fn serve(mut stream: TcpStream, root: &Path, shared: &Shared) -> std::io::Result
         .lock()
         .unwrap()
         .push(format!("{} {}?{}", req.method, req.path, req.query));
+    shared
+        .authorizations
+        .lock()
+        .unwrap()
+        .push(req.authorization.clone());
+    if let Some(expected) = shared.basic.lock().unwrap().clone() {
+        use base64::Engine;
+        let wanted = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(expected)
+        );
+        if req.authorization.as_deref() != Some(wanted.as_str()) {
+            let head = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+            stream.write_all(head.as_bytes())?;
+            return Ok(());
+        }
+    }
     let fault = {
         let mut current = shared.fault.lock().unwrap();
         let fault = current.clone().unwrap_or(GitFault::None);

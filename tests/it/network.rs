@@ -123,3 +123,105 @@ fn a_git_server_failing_mid_clone_fails_cleanly_and_the_next_run_succeeds() {
         assert_eq!(w.current(), Some(1), "{fault:?}");
     }
 }
+
+/// A private repository (the loopback git server asks for HTTP Basic credentials): the GitHub
+/// token (`GITHUB_TOKEN`, else `GH_TOKEN`) is offered to the GitHub host — here the
+/// `HERMES_PLUGINS_GITHUB` mirror — and to no other; git's credential helpers answer for any
+/// host; without credentials, or with refused ones, the install fails at once (exit 3) saying
+/// so. The token is never printed nor recorded.
+#[test]
+fn private_repositories_take_the_github_token_or_a_credential_helper() {
+    const TOKEN: &str = "ghp_loopbackSecret123";
+    let w = World::new();
+    let served = w.tmp.path().join("served");
+    git_plugin(&served.join("acme/weather"), None, "weather", "1.0.0", &[]);
+    let server = GitServer::start(&served);
+    server.require_basic("x-access-token", TOKEN);
+    let github = [("HERMES_PLUGINS_GITHUB", server.base.as_str())];
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = w.cmd(args);
+        cmd.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.timeout(Duration::from_secs(120)).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+
+    // No credentials: refused at once, saying what would help.
+    let (code, _, err) = run(&["install", "acme/weather"], &github);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("credentials") && err.contains("GITHUB_TOKEN"),
+        "{err}"
+    );
+    // A wrong token: refused, no retry loop.
+    let (code, _, err) = run(
+        &["install", "acme/weather"],
+        &[github[0], ("GH_TOKEN", "wrong")],
+    );
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("refused the credentials"), "{err}");
+    assert!(
+        server.authorizations().len() < 12,
+        "{:?}",
+        server.authorizations()
+    );
+    // The token for another host is never offered (localhost is not the GitHub host).
+    let other = server.url("acme/weather").replace("127.0.0.1", "localhost");
+    let before = server.authorizations().len();
+    let (code, _, err) = run(&["install", &other], &[github[0], ("GITHUB_TOKEN", TOKEN)]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        server.authorizations()[before..]
+            .iter()
+            .all(|a| a.is_none()),
+        "the token went to another host"
+    );
+    // The right token, for the GitHub host: installed; not in any output or record.
+    let (code, out, err) = run(
+        &["install", "acme/weather"],
+        &[github[0], ("GITHUB_TOKEN", TOKEN)],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let installed = std::fs::read_to_string(w.pm().join("installed.json")).unwrap();
+    for text in [&out, &err, &installed] {
+        assert!(
+            !text.contains(TOKEN) && !text.contains("x-access-token"),
+            "{text}"
+        );
+    }
+
+    // git's credential helper (credential.helper=store) answers for any host.
+    let git_home = w.tmp.path().join("git-home");
+    std::fs::create_dir_all(&git_home).unwrap();
+    let store = git_home.join("credentials");
+    std::fs::write(
+        &store,
+        format!(
+            "http://x-access-token:{TOKEN}@localhost:{}\n",
+            server.base.rsplit(':').next().unwrap()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        git_home.join(".gitconfig"),
+        format!(
+            "[credential]\n\thelper = store --file={}\n",
+            store.display()
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = run(
+        &["install", &other, "--force"],
+        &[
+            ("HOME", git_home.to_str().unwrap()),
+            ("XDG_CONFIG_HOME", git_home.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+}
