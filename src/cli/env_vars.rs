@@ -52,6 +52,14 @@ impl EnvVars {
     /// A GitHub token offered to github.com (and the `HERMES_PLUGINS_GITHUB` host) when a
     /// repository needs credentials; never printed or recorded.
     pub const GITHUB_TOKEN: &'static str = "GITHUB_TOKEN";
+    /// The proxy for `http://` URLs (after `http_proxy`), as curl and git read it.
+    pub const HTTP_PROXY: &'static str = "HTTP_PROXY";
+    /// The proxy for `https://` URLs (after `https_proxy`).
+    pub const HTTPS_PROXY: &'static str = "HTTPS_PROXY";
+    /// The proxy for either (after `all_proxy`).
+    pub const ALL_PROXY: &'static str = "ALL_PROXY";
+    /// Hosts reached without a proxy (after `no_proxy`).
+    pub const NO_PROXY: &'static str = "NO_PROXY";
     /// The GitHub CLI's name for the same token (after `GITHUB_TOKEN`).
     pub const GH_TOKEN: &'static str = "GH_TOKEN";
     /// Seconds a git transfer may stall.
@@ -207,6 +215,20 @@ pub fn git_config() -> Result<crate::source::git::GitConfig, String> {
                     .and_then(|base| url::Url::parse(&base).ok()?.host_str().map(str::to_string)),
             )
             .collect(),
+        proxies: crate::source::git::Proxies {
+            http: value("http_proxy").or_else(|| value(EnvVars::HTTP_PROXY)),
+            https: value("https_proxy").or_else(|| value(EnvVars::HTTPS_PROXY)),
+            all: value("all_proxy").or_else(|| value(EnvVars::ALL_PROXY)),
+            no_proxy: value("no_proxy")
+                .or_else(|| value(EnvVars::NO_PROXY))
+                .map(|v| {
+                    v.split(',')
+                        .map(|h| h.trim().to_string())
+                        .filter(|h| !h.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        },
     })
 }
 

@@ -85,6 +85,50 @@ pub struct GitConfig {
     pub github_token: Option<Secret>,
     /// The hosts the token is for: `github.com` and the host of `HERMES_PLUGINS_GITHUB`.
     pub github_hosts: Vec<String>,
+    /// The proxies the environment names, as git and curl read them.
+    pub proxies: Proxies,
+}
+
+/// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` (lower case first, then upper
+/// case, as curl reads them): libgit2 is given the proxy explicitly for each URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Proxies {
+    /// For `http://` URLs.
+    pub http: Option<String>,
+    /// For `https://` URLs.
+    pub https: Option<String>,
+    /// For either, when the scheme's own is unset.
+    pub all: Option<String>,
+    /// Hosts (and their subdomains) reached directly; `*` for every host.
+    pub no_proxy: Vec<String>,
+}
+
+impl Proxies {
+    /// The proxy for `url`, if one applies.
+    pub fn for_url(&self, url: &str) -> Option<&str> {
+        let parsed = url::Url::parse(url).ok()?;
+        let host = parsed
+            .host_str()?
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let bypass = self.no_proxy.iter().any(|entry| {
+            let entry = entry
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .trim_start_matches('.');
+            entry == "*" || host == entry || host.ends_with(&format!(".{entry}"))
+        });
+        if bypass {
+            return None;
+        }
+        let own = match parsed.scheme() {
+            "http" => self.http.as_deref(),
+            "https" => self.https.as_deref(),
+            _ => return None,
+        };
+        own.or(self.all.as_deref())
+    }
 }
 
 /// A credential: compared and moved like a string, never shown (`Debug` prints `***`).
@@ -160,15 +204,34 @@ fn trust_certificates(config: &GitConfig) {
     }
 }
 
-/// Fetch options for every network operation: progress, the watchdog, and the proxy git would
-/// use (`http.proxy`, then `https_proxy`/`http_proxy`/`all_proxy` and `no_proxy`).
-fn fetch_options<'a>(progress: Progress<'a>, stalled: &'a AtomicBool) -> FetchOptions<'a> {
-    let mut proxy = git2::ProxyOptions::new();
-    proxy.auto();
+/// Fetch options for every network operation on `url`: progress, the watchdog, and the
+/// proxy.
+fn fetch_options<'a>(
+    url: &str,
+    progress: Progress<'a>,
+    stalled: &'a AtomicBool,
+) -> FetchOptions<'a> {
     let mut fetch = FetchOptions::new();
     fetch.remote_callbacks(callbacks(progress, stalled));
-    fetch.proxy_options(proxy);
+    fetch.proxy_options(proxy_options(url));
     fetch
+}
+
+/// The proxy for `url`: the environment's (`https_proxy`/`http_proxy`/`all_proxy`, minus
+/// `no_proxy`) given to libgit2 explicitly — its own detection does not follow them — else
+/// git's configuration (`http.proxy`).
+fn proxy_options(url: &str) -> git2::ProxyOptions<'static> {
+    let mut proxy = git2::ProxyOptions::new();
+    match GitConfig::configured().proxies.for_url(url) {
+        Some(p) => {
+            proxy.url(p);
+        }
+        None if GitConfig::configured().proxies.no_proxy.is_empty() => {
+            proxy.auto();
+        }
+        None => {}
+    }
+    proxy
 }
 
 /// Remote callbacks with progress reporting and the low-speed watchdog; `stalled` is set when
@@ -304,13 +367,11 @@ pub fn remote_refs(url: &str) -> Result<Vec<(String, String)>, GitError> {
     let mut progress = |_: usize, _: usize| {};
     let mut remote = git2::Remote::create_detached(fetched.as_str())
         .map_err(|e| network_error(&fetched, &e, false))?;
-    let mut proxy = git2::ProxyOptions::new();
-    proxy.auto();
     let connection = remote
         .connect_auth(
             git2::Direction::Fetch,
             Some(callbacks(&mut progress, &stalled)),
-            Some(proxy),
+            Some(proxy_options(&fetched)),
         )
         .map_err(|e| network_error(&fetched, &e, stalled.load(Ordering::Relaxed)))?;
     let refs = connection
@@ -334,7 +395,7 @@ pub fn clone_at(
     let url = fetched.as_str();
     let stalled = AtomicBool::new(false);
     let repo = RepoBuilder::new()
-        .fetch_options(fetch_options(progress, &stalled))
+        .fetch_options(fetch_options(url, progress, &stalled))
         .bare(false)
         .with_checkout(CheckoutBuilder::new())
         .clone(url, dest)
@@ -450,7 +511,7 @@ fn cached(
     let oid = git2::Oid::from_str(sha).map_err(other)?;
     if repo.find_commit(oid).is_err() {
         let stalled = AtomicBool::new(false);
-        let mut options = fetch_options(progress, &stalled);
+        let mut options = fetch_options(&fetched, progress, &stalled);
         let mut remote = repo.remote_anonymous(&fetched).map_err(other)?;
         remote
             .fetch(
@@ -476,4 +537,30 @@ fn cached(
         commit: commit.id().to_string(),
         tracked_ref: None,
     })
+}
+
+#[cfg(test)]
+mod proxy_tests {
+    use super::Proxies;
+
+    #[test]
+    fn proxies_follow_scheme_and_no_proxy() {
+        let p = Proxies {
+            http: Some("http://h:1".into()),
+            https: None,
+            all: Some("http://a:2".into()),
+            no_proxy: vec!["internal.example".into(), ".corp".into()],
+        };
+        assert_eq!(p.for_url("http://github.com/x"), Some("http://h:1"));
+        assert_eq!(p.for_url("https://github.com/x"), Some("http://a:2"));
+        assert_eq!(p.for_url("https://git.internal.example/x"), None);
+        assert_eq!(p.for_url("https://internal.example:8443/x"), None);
+        assert_eq!(p.for_url("https://a.corp/x"), None);
+        assert_eq!(p.for_url("file:///srv/x"), None);
+        let all = Proxies {
+            no_proxy: vec!["*".into()],
+            ..p
+        };
+        assert_eq!(all.for_url("https://github.com/x"), None);
+    }
 }
