@@ -307,6 +307,26 @@ pub fn explain(
         }
     }
     sentences.dedup();
+    // An index that refused to answer (401, 403) lists nothing: that comes first, and "the
+    // index has no X" would be untrue.
+    let refusals: Vec<&String> = hints
+        .iter()
+        .filter(|h| {
+            h.contains("401 Unauthorized")
+                || h.contains("403 Forbidden")
+                || h.contains("authentication credentials")
+        })
+        .collect();
+    if !refusals.is_empty() {
+        for s in &mut sentences {
+            if let Some(i) = s.find(", but the index has no ") {
+                *s = format!("{}, but the index refused to list it", &s[..i]);
+            }
+        }
+        for (i, h) in refusals.into_iter().enumerate() {
+            sentences.insert(i, h.clone());
+        }
+    }
     if sentences.is_empty() {
         sentences.push(format!(
             "uv found no solution: {}",

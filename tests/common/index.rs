@@ -183,6 +183,9 @@ pub enum Fault {
     Status(u16),
     /// Redirect (302) to this URL.
     Redirect(String),
+    /// Every request (pages and files) must carry HTTP Basic `user:password`: 401 otherwise,
+    /// as a private index answers.
+    RequireBasic(String),
 }
 
 struct Published {
@@ -320,6 +323,7 @@ fn serve_connection(
         };
         let (method, target) = (method.to_string(), target.to_string());
         let mut accept = String::new();
+        let mut authorization = None;
         let mut close = false;
         loop {
             let mut line = String::new();
@@ -335,9 +339,27 @@ fn serve_connection(
                 let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
                 if k == "accept" {
                     accept = v.to_string();
+                } else if k == "authorization" {
+                    authorization = Some(v.to_string());
                 } else if k == "connection" && v.eq_ignore_ascii_case("close") {
                     close = true;
                 }
+            }
+        }
+        if let Fault::RequireBasic(credentials) = fault.lock().unwrap().clone() {
+            use base64::Engine;
+            let wanted = format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(credentials)
+            );
+            if authorization.as_deref() != Some(wanted.as_str()) {
+                let _ = writer.write_all(
+                    b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"index\"\r\nContent-Length: 0\r\n\r\n",
+                );
+                if close {
+                    return;
+                }
+                continue;
             }
         }
         let path = target.split('?').next().unwrap_or("");
@@ -375,6 +397,8 @@ fn serve_connection(
                     declared_length = 0;
                     extra_header = format!("Location: {to}\r\n");
                 }
+                // Checked for every request above.
+                Fault::RequireBasic(_) => {}
             }
         }
         let reason = match reply.status {

@@ -225,3 +225,41 @@ fn private_repositories_take_the_github_token_or_a_credential_helper() {
     );
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A private package index (HTTP Basic on every page and file): uv's own authentication finds
+/// the credentials in `NETRC`; without them the install fails naming the index's answer
+/// (401), not "the index has no weatherlib", and nothing is published. The password appears in no output.
+#[test]
+fn a_private_index_takes_netrc_credentials() {
+    let w = World::new();
+    let repo = w.tmp.path().join("weather");
+    git_plugin(&repo, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    let url = file_url(&repo);
+    let args = ["install", url.as_str(), "--enable", "--yes-deps"];
+    w.index
+        .set_fault(Fault::RequireBasic("alice:s3cret-pw".into()));
+    let netrc = w.tmp.path().join("netrc");
+    let out = w
+        .cmd(&args)
+        .env("NETRC", w.tmp.path().join("no-netrc"))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("401"), "{stderr}");
+    assert!(!stderr.contains("the index has no"), "{stderr}");
+    assert_eq!(w.current(), None);
+    std::fs::write(&netrc, "machine 127.0.0.1 login alice password s3cret-pw\n").unwrap();
+    let out = w
+        .cmd(&args)
+        .env("NETRC", &netrc)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(w.current(), Some(1));
+    assert!(!stderr.contains("s3cret-pw") && !stdout.contains("s3cret-pw"));
+}
