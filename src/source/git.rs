@@ -311,7 +311,13 @@ fn credentials(
 /// The error for a failed network operation: a stall reported as such.
 fn network_error(url: &str, e: &git2::Error, stalled: bool) -> GitError {
     let limits = Timeouts::configured();
-    let message = if stalled {
+    let ssh = url.starts_with("ssh://") || (url.starts_with("git@") && url.contains(':'));
+    let message = if ssh && !git2::Version::get().ssh() {
+        format!(
+            "SSH URLs need libgit2 with SSH support, which this build does not have ({}); use the repository's https:// URL — with GITHUB_TOKEN or a git credential helper for a private one",
+            e.message()
+        )
+    } else if stalled {
         format!(
             "the transfer stalled (less than {LOW_SPEED_BYTES} bytes in {} s; HERMES_PLUGINS_GIT_TIMEOUT sets the limit)",
             limits.stall.as_secs()

@@ -263,3 +263,22 @@ fn a_private_index_takes_netrc_credentials() {
     assert_eq!(w.current(), Some(1));
     assert!(!stderr.contains("s3cret-pw") && !stdout.contains("s3cret-pw"));
 }
+
+/// An SSH URL with a libgit2 built without SSH: refused at once with what to do instead.
+#[test]
+fn an_ssh_url_says_what_this_build_can_do_instead() {
+    let w = World::new();
+    let out = w
+        .cmd(&["install", "git@127.0.0.1:acme/weather.git"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    if !git2::Version::get().ssh() {
+        assert!(
+            stderr.contains("SSH") && stderr.contains("https://"),
+            "{stderr}"
+        );
+    }
+}
