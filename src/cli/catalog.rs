@@ -160,11 +160,22 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                         .count()
                 })
                 .unwrap_or(0);
-            outln!(
-                global.printer,
-                "catalog: {entries} entries in {}",
-                dir.display()
-            );
+            if global.printer.json() {
+                global.printer.document(
+                    super::json::Schema::CatalogUpdate,
+                    &serde_json::json!({
+                        "catalog": catalog.as_ref().map(|c| c.to_string_lossy().into_owned()),
+                        "directory": dir,
+                        "entries": entries,
+                    }),
+                );
+            } else {
+                outln!(
+                    global.printer,
+                    "catalog: {entries} entries in {}",
+                    dir.display()
+                );
+            }
             Ok(Status::Ok)
         }
         CatalogAction::Check {

@@ -38,6 +38,8 @@ pub enum Schema {
     Config,
     /// `outdated`.
     Outdated,
+    /// `catalog update`.
+    CatalogUpdate,
 }
 
 impl Schema {
@@ -60,6 +62,7 @@ impl Schema {
             Schema::ResolveAll => "resolve-all.schema.json",
             Schema::Config => "config.schema.json",
             Schema::Outdated => "outdated.schema.json",
+            Schema::CatalogUpdate => "catalog-update.schema.json",
         }
     }
 

@@ -516,9 +516,14 @@ fn a_git_catalog_is_cached_refreshed_and_never_silently_stale() {
     let (code, _, err) = c.run(&["install", "headlines", "--catalog", &url]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("no entry named `headlines`"), "{err}");
-    let (code, out, err) = c.run(&["catalog", "update", "--catalog", &url]);
+    let (code, out, err) = c.run(&["--json", "catalog", "update", "--catalog", &url]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains("2 entries"), "{out}");
+    let updated: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        follows_its_schema(&updated, None),
+        "catalog-update.schema.json"
+    );
+    assert_eq!(updated["entries"], 2, "{updated:#}");
     let (code, _, err) = c.run(&["install", "headlines", "--catalog", &url]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
