@@ -15,6 +15,7 @@ pub mod install;
 pub mod outdated;
 pub mod plan;
 pub mod query;
+pub mod resolution;
 pub mod views;
 
 use std::path::PathBuf;
@@ -156,6 +157,21 @@ pub enum ManagerError {
         /// The errors below it, outermost first.
         causes: Vec<String>,
     },
+}
+
+impl From<crate::resolve::Failure> for ManagerError {
+    /// A resolution that failed: a conflict stays one; an environment failure keeps its
+    /// code and causes.
+    fn from(failure: crate::resolve::Failure) -> Self {
+        match failure {
+            crate::resolve::Failure::Conflict(c) => ManagerError::Conflict(c),
+            crate::resolve::Failure::Environment(code, message, causes) => ManagerError::Caused {
+                code,
+                message,
+                causes,
+            },
+        }
+    }
 }
 
 impl ManagerError {

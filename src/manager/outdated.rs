@@ -9,8 +9,7 @@ use super::{Context, ManagerError};
 use crate::exit::Code;
 use crate::generation::current;
 use crate::generation::doc::GenerationDoc;
-use crate::resolve::inputs;
-use crate::resolve::{self, Failure, Request};
+use crate::resolve;
 use crate::source::{SourceSpec, catalog, git};
 use crate::state::installed::InstalledPlugin;
 use crate::store::Store;
@@ -159,43 +158,8 @@ pub fn packages(cx: &Context) -> Result<Vec<PackageStatus>, ManagerError> {
         GenerationDoc::read(&cx.layout.generation(number)).map_err(ManagerError::environment)?;
     let store = Store::open(cx.layout.store())
         .map_err(|e| ManagerError::caused(Code::Io, "cannot open the store".to_string(), &e))?;
-    let mut plugins = Vec::new();
-    for p in &doc.plugins {
-        let dir = store.path_of(&p.store_key);
-        plugins.push(inputs::plugin_from_dir(&dir).map_err(|e| {
-            ManagerError::caused(
-                Code::Environment,
-                format!(
-                    "plugin `{}`: its store tree {} cannot be read",
-                    p.key,
-                    dir.display()
-                ),
-                &e,
-            )
-        })?);
-    }
-    let request = Request {
-        core: cx.core.clone(),
-        extras: cx.extras.clone(),
-        plugins,
-        python: cx.python.clone(),
-        cache_dir: cx.layout.uv_cache(),
-        index: cx.index.clone(),
-        quarantine_days: cx.quarantine_days,
-        now: cx.now,
-        previous: None,
-    };
-    let fresh = match resolve::run(&request) {
-        Ok(outcome) => outcome.lock,
-        Err(Failure::Conflict(c)) => return Err(ManagerError::Conflict(c)),
-        Err(Failure::Environment(code, message, causes)) => {
-            return Err(ManagerError::Caused {
-                code,
-                message,
-                causes,
-            });
-        }
-    };
+    let plugins = super::resolution::store_inputs(&store, &doc.plugins)?;
+    let fresh = resolve::run(&super::resolution::request(cx, plugins, None))?.lock;
     let newest = fresh.versions();
     Ok(doc
         .lock

@@ -105,22 +105,21 @@ pub fn materialize(
     ttl: Duration,
     force: bool,
 ) -> Result<Materialized, RemoteCatalogError> {
-    let url = match location {
+    let (url, subdir) = match location {
         Location::Dir(dir) => {
             return Ok(Materialized {
                 dir: dir.clone(),
                 warning: None,
             });
         }
-        Location::Git { url, .. } | Location::Feed(url) => url.clone(),
+        Location::Git { url, subdir } => (url, subdir.as_deref()),
+        Location::Feed(url) => (url, None),
     };
     let slot = cache.join(slot_name(location));
     let age = age_of(&slot);
-    let entries = |slot: &Path| match location {
-        Location::Git {
-            subdir: Some(sub), ..
-        } => slot.join(sub),
-        _ => slot.to_path_buf(),
+    let entries = |slot: &Path| match subdir {
+        Some(sub) => slot.join(sub),
+        None => slot.to_path_buf(),
     };
     if !force && age.is_some_and(|a| a < ttl) {
         return Ok(Materialized {
@@ -129,9 +128,8 @@ pub fn materialize(
         });
     }
     let refreshed = match location {
-        Location::Git { url, subdir } => refresh_git(url, subdir.as_deref(), cache, &slot),
-        Location::Feed(url) => refresh_feed(url, cache, &slot),
-        Location::Dir(_) => unreachable!("handled above"),
+        Location::Feed(_) => refresh_feed(url, cache, &slot),
+        _ => refresh_git(url, subdir, cache, &slot),
     };
     match refreshed {
         Ok(()) => Ok(Materialized {
@@ -144,12 +142,12 @@ pub fn materialize(
                 dir: entries(&slot),
                 warning: Some(format!(
                     "using the catalog {} as cached {} ago: refreshing it failed ({message})",
-                    crate::text::redact_credentials(&url),
+                    crate::text::redact_credentials(url),
                     describe_age(age)
                 )),
             }),
             None => Err(RemoteCatalogError::Fetch {
-                url: crate::text::redact_credentials(&url).into_owned(),
+                url: crate::text::redact_credentials(url).into_owned(),
                 message,
             }),
         },
@@ -184,8 +182,12 @@ fn slot_name(location: &Location) -> String {
     format!("{kind}-{}", crate::hash::hex(&digest[..8]))
 }
 
-/// The time since `slot` was last refreshed (its stamp file), if it exists.
+/// The time since `slot` was last refreshed (its stamp file), if both exist (a stamp without
+/// its directory is no copy).
 fn age_of(slot: &Path) -> Option<Duration> {
+    if !slot.is_dir() {
+        return None;
+    }
     let modified = std::fs::metadata(stamp(slot)).ok()?.modified().ok()?;
     Some(
         SystemTime::now()
@@ -217,12 +219,17 @@ fn describe_age(age: Duration) -> String {
     }
 }
 
-/// Replaces `slot` with the directory `fresh` (both under the same cache directory).
+/// Replaces `slot` with the directory `fresh` (both under the same cache directory). If the
+/// new copy cannot take its place, the old one is put back: a failed refresh never leaves
+/// the slot empty.
 fn swap_in(fresh: &Path, slot: &Path) -> Result<(), Refresh> {
     if slot.exists() {
         let old = slot.with_extension(format!("old-{}", std::process::id()));
         std::fs::rename(slot, &old).map_err(cache_error(slot))?;
-        std::fs::rename(fresh, slot).map_err(cache_error(slot))?;
+        if let Err(e) = std::fs::rename(fresh, slot) {
+            let _ = std::fs::rename(&old, slot);
+            return Err(cache_error(slot)(e));
+        }
         let _ = crate::store::remove_tree(&old);
     } else {
         std::fs::rename(fresh, slot).map_err(cache_error(slot))?;
@@ -433,6 +440,21 @@ mod tests {
         assert_ne!(
             slot_name(&Location::parse("https://a/x.json")),
             slot_name(&Location::parse("https://a/y.json"))
+        );
+    }
+
+    /// A stamp whose directory is gone (a refresh interrupted long ago) is no copy: the
+    /// catalog is fetched, and an unreachable one is an error, never an empty directory.
+    #[test]
+    fn a_stamp_without_its_copy_is_no_copy() {
+        let cache = tempfile::tempdir().unwrap();
+        let location = Location::parse("http://127.0.0.1:9/plugin-catalog.json");
+        let slot = cache.path().join(slot_name(&location));
+        std::fs::write(stamp(&slot), "{}").unwrap();
+        let result = materialize(&location, cache.path(), DEFAULT_TTL, false);
+        assert!(
+            matches!(result, Err(RemoteCatalogError::Fetch { .. })),
+            "{result:?}"
         );
     }
 

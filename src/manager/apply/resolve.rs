@@ -6,10 +6,11 @@ use super::digest::resolution_digest;
 use crate::exit::Code;
 use crate::generation::doc::{GenPlugin, GenerationDoc};
 use crate::manager::LockMode;
+use crate::manager::resolution;
 use crate::manager::{Context, Feedback, ManagerError};
-use crate::resolve::inputs::{self, PluginInput};
+use crate::resolve::inputs::PluginInput;
 use crate::resolve::lock::{Lock, LockDiff, LockInput};
-use crate::resolve::{self, Failure, Request};
+use crate::resolve::{self, Request};
 use crate::store::Store;
 
 /// What phase 5 produced.
@@ -38,34 +39,10 @@ pub(super) fn resolve(
             "no Hermes core is known to resolve against: pass --core (a checkout with pyproject.toml and uv.lock, or installed:PYTHON for an installed Hermes; it is recorded) or --no-core to resolve without core pins and quarantine; nothing was changed",
         ));
     }
-    let mut plugin_inputs = Vec::new();
-    for p in plugins {
-        let dir = store.path_of(&p.store_key);
-        plugin_inputs.push(inputs::plugin_from_dir(&dir).map_err(|e| {
-            ManagerError::caused(
-                Code::Environment,
-                format!(
-                    "plugin `{}`: its store tree {} cannot be read (reinstall it)",
-                    p.key,
-                    dir.display()
-                ),
-                &e,
-            )
-        })?);
-    }
+    let mut plugin_inputs = resolution::store_inputs(store, plugins)?;
     plugin_inputs.extend(external.iter().cloned());
     let started = std::time::Instant::now();
-    let request = Request {
-        core: cx.core.clone(),
-        extras: cx.extras.clone(),
-        plugins: plugin_inputs.clone(),
-        python: cx.python.clone(),
-        cache_dir: cx.layout.uv_cache(),
-        index: cx.index.clone(),
-        quarantine_days: cx.quarantine_days,
-        now: cx.now,
-        previous: current.map(|d| d.lock.clone()),
-    };
+    let request = resolution::request(cx, plugin_inputs.clone(), current.map(|d| d.lock.clone()));
     let digest = resolution_digest(cx, &request);
     if cx.lock_mode == LockMode::Frozen {
         return frozen(current, &request, plugin_inputs);
@@ -84,17 +61,7 @@ pub(super) fn resolve(
             feedback.phase("resolving dependencies");
             let outcome = resolve::run(&request);
             feedback.done();
-            match outcome {
-                Ok(o) => o.lock,
-                Err(Failure::Conflict(c)) => return Err(ManagerError::Conflict(c)),
-                Err(Failure::Environment(code, message, causes)) => {
-                    return Err(ManagerError::Caused {
-                        code,
-                        message,
-                        causes,
-                    });
-                }
-            }
+            outcome?.lock
         }
     };
     if cx.lock_mode == LockMode::Locked {
