@@ -17,6 +17,9 @@ pub struct Hit {
     pub tools: usize,
     /// What matched, in rank order: `name`, `tools`, `tags`, `description`.
     pub matched: Vec<&'static str>,
+    /// The catalog giving the entry, when several are configured (`--catalog` as given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<String>,
 }
 
 /// Entries whose name, tool names, tags or description contain `query` (case-insensitive,
@@ -62,6 +65,7 @@ pub fn search(entries: &[Entry], query: &str) -> Vec<Hit> {
                 description: e.description.clone(),
                 tools: tools.len(),
                 matched,
+                catalog: None,
             },
         ));
     }

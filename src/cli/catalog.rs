@@ -1,6 +1,5 @@
 //! `catalog check | review | resolve-all` and `search`: the catalog reviewer's tools.
 
-use super::env_vars::EnvVars;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -79,14 +78,16 @@ pub enum CatalogAction {
         #[arg(long, value_enum, default_value = "human")]
         format: ReviewFormat,
     },
-    /// Fetch a remote catalog (git URL or JSON feed) now, whatever the age of its cached copy
+    /// Fetch the remote catalogs (git URLs or JSON feeds) now, whatever the age of their
+    /// cached copies
     #[command(
-        after_help = "Examples:\n  hermes-plugins catalog update --catalog https://hermes-agent.nousresearch.com/docs/api/plugin-catalog.json\n  HERMES_PLUGINS_CATALOG=https://github.com/acme/hermes.git#plugin-catalog hermes-plugins catalog update\n\nRemote catalogs are otherwise refreshed when their copy in pm/cache/catalogs is older than HERMES_PLUGINS_CATALOG_TTL seconds (default 6 h), before install, update and enable read them."
+        after_help = "Examples:\n  hermes-plugins catalog update --catalog https://hermes-agent.nousresearch.com/docs/api/plugin-catalog.json\n  HERMES_PLUGINS_CATALOG='https://github.com/acme/hermes.git#plugin-catalog https://hermes-agent.nousresearch.com/docs/api/plugin-catalog.json' hermes-plugins catalog update\n\nRemote catalogs are otherwise refreshed when their copy in pm/cache/catalogs is older than HERMES_PLUGINS_CATALOG_TTL seconds (default 6 h), before install, update and enable read them."
     )]
     Update {
-        /// Catalog: a git URL (`#subdir`) or a JSON feed URL [default: $HERMES_PLUGINS_CATALOG]
-        #[arg(long, env = EnvVars::HERMES_PLUGINS_CATALOG, value_name = "URL")]
-        catalog: Option<PathBuf>,
+        /// Catalog: a git URL (`#subdir`) or a JSON feed URL; repeatable [default:
+        /// $HERMES_PLUGINS_CATALOG, space-separated]
+        #[arg(long = "catalog", value_name = "URL")]
+        catalogs: Vec<PathBuf>,
     },
     /// Resolve every entry with Hermes core (alone, then together; bisect conflicts)
     #[command(
@@ -111,10 +112,10 @@ pub enum CatalogAction {
 pub struct SearchArgs {
     /// Words to look for in names, descriptions, tags and tool names
     pub query: String,
-    /// Catalog: a directory, a git URL (`#subdir`) or a JSON feed URL [default:
-    /// $HERMES_PLUGINS_CATALOG]
-    #[arg(long, env = EnvVars::HERMES_PLUGINS_CATALOG, value_name = "DIR|URL")]
-    pub catalog: Option<PathBuf>,
+    /// Catalog: a directory, a git URL (`#subdir`) or a JSON feed URL; repeatable, the first
+    /// listed has precedence [default: $HERMES_PLUGINS_CATALOG, space-separated]
+    #[arg(long = "catalog", value_name = "DIR|URL")]
+    pub catalogs: Vec<PathBuf>,
 }
 
 fn render(
@@ -140,40 +141,37 @@ fn render(
 /// Runs `catalog`.
 pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     match &args.action {
-        CatalogAction::Update { catalog } => {
+        CatalogAction::Update { catalogs } => {
             let layout = crate::home::Layout::new(&super::manage::home(global));
-            let dir = super::manage::catalog_dir(catalog.as_deref(), &layout, true, global)?
-                .ok_or_else(|| {
-                    CliError::usage(
-                        "no catalog configured: pass --catalog URL or set HERMES_PLUGINS_CATALOG",
-                    )
-                })?;
-            let entries = std::fs::read_dir(&dir)
-                .map(|d| {
-                    d.flatten()
-                        .filter(|e| {
-                            let name = e.file_name();
-                            let name = name.to_string_lossy();
-                            (name.ends_with(".yaml") || name.ends_with(".yml"))
-                                && !name.starts_with("removed.")
-                        })
-                        .count()
-                })
-                .unwrap_or(0);
+            let values = super::manage::catalog_values(catalogs);
+            if values.is_empty() {
+                return Err(CliError::usage(
+                    "no catalog configured: pass --catalog URL or set HERMES_PLUGINS_CATALOG",
+                ));
+            }
+            let mut updated = Vec::new();
+            for value in &values {
+                let dir = super::manage::catalog_dir(value, &layout, true, global)?;
+                let entries =
+                    crate::source::catalog::entry_files(&dir).map_or(0, |files| files.len());
+                updated.push(serde_json::json!({
+                    "catalog": value.to_string_lossy(),
+                    "directory": dir,
+                    "entries": entries,
+                }));
+                if !global.printer.json() {
+                    outln!(
+                        global.printer,
+                        "{}: {entries} entries in {}",
+                        crate::text::escape(&value.to_string_lossy()),
+                        dir.display()
+                    );
+                }
+            }
             if global.printer.json() {
                 global.printer.document(
                     super::json::Schema::CatalogUpdate,
-                    &serde_json::json!({
-                        "catalog": catalog.as_ref().map(|c| c.to_string_lossy().into_owned()),
-                        "directory": dir,
-                        "entries": entries,
-                    }),
-                );
-            } else {
-                outln!(
-                    global.printer,
-                    "catalog: {entries} entries in {}",
-                    dir.display()
+                    &serde_json::json!({ "catalogs": updated }),
                 );
             }
             Ok(Status::Ok)
@@ -323,29 +321,41 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     }
 }
 
-/// Runs `search`.
+/// Runs `search`: every configured catalog's entries, an entry shadowed by one of the same
+/// name in a catalog of higher precedence left out.
 pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let layout = crate::home::Layout::new(&super::manage::home(global));
-    let dir = super::manage::catalog_dir(args.catalog.as_deref(), &layout, false, global)?
-        .ok_or_else(|| {
-            CliError::usage(
-                "no catalog configured: pass --catalog DIR|URL or set HERMES_PLUGINS_CATALOG",
-            )
-        })?;
-    // A catalog that is not there is an error, never "no entry matches".
-    if !dir.is_dir() {
-        return Err(CliError::usage(format!(
-            "the catalog {} is not a directory (--catalog / HERMES_PLUGINS_CATALOG name a directory of entry files)",
-            crate::text::escape(&dir.display().to_string())
-        )));
+    let values = super::manage::catalog_values(&args.catalogs);
+    if values.is_empty() {
+        return Err(CliError::usage(
+            "no catalog configured: pass --catalog DIR|URL or set HERMES_PLUGINS_CATALOG",
+        ));
     }
-    let outcome = catalog::check::check(std::slice::from_ref(&dir));
-    let entries: Vec<catalog::entry::Entry> = outcome
-        .entries
-        .into_iter()
-        .filter_map(|(_, e, _)| e)
-        .collect();
-    let hits = catalog::search::search(&entries, &args.query);
+    let mut entries: Vec<catalog::entry::Entry> = Vec::new();
+    let mut origin: std::collections::HashMap<String, String> = Default::default();
+    for value in &values {
+        let dir = super::manage::catalog_dir(value, &layout, false, global)?;
+        // A catalog that is not there is an error, never "no entry matches".
+        if !dir.is_dir() {
+            return Err(CliError::usage(format!(
+                "the catalog {} is not a directory (--catalog / HERMES_PLUGINS_CATALOG name a directory of entry files, a git URL or a JSON feed URL)",
+                crate::text::escape(&dir.display().to_string())
+            )));
+        }
+        let outcome = catalog::check::check(std::slice::from_ref(&dir));
+        for entry in outcome.entries.into_iter().filter_map(|(_, e, _)| e) {
+            if !origin.contains_key(&entry.name) {
+                origin.insert(entry.name.clone(), value.to_string_lossy().into_owned());
+                entries.push(entry);
+            }
+        }
+    }
+    let mut hits = catalog::search::search(&entries, &args.query);
+    if values.len() > 1 {
+        for hit in &mut hits {
+            hit.catalog = origin.get(&hit.name).cloned();
+        }
+    }
     if global.printer.json() {
         global.printer.document(
             super::json::Schema::Search,

@@ -32,9 +32,10 @@ pub struct EnvArgs {
     #[command(flatten)]
     pub resolver: ResolverArgs,
     /// Catalog for catalog names and the kill list: a directory, a git URL (`#subdir`) or a
-    /// JSON feed URL [default: $HERMES_PLUGINS_CATALOG]
-    #[arg(long, env = EnvVars::HERMES_PLUGINS_CATALOG, value_name = "DIR|URL")]
-    pub catalog: Option<PathBuf>,
+    /// JSON feed URL; repeatable, the first listed has precedence [default:
+    /// $HERMES_PLUGINS_CATALOG, space-separated]
+    #[arg(long = "catalog", value_name = "DIR|URL")]
+    pub catalogs: Vec<PathBuf>,
     /// Publish plugins whose requires_hermes excludes this core's version (recorded per
     /// plugin and core version, audited)
     #[arg(long)]
@@ -99,7 +100,7 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
             .write(&settings_path)
             .map_err(|e| CliError::coded(super::Code::Io, e.to_string()))?;
     }
-    let catalog = catalog_dir(env.catalog.as_deref(), &layout, false, global)?;
+    let catalogs = catalog_dirs(&env.catalogs, &layout, false, global)?;
     Ok(Context {
         layout,
         profile: global.profile.clone(),
@@ -114,7 +115,7 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
             github_base: std::env::var(EnvVars::HERMES_PLUGINS_GITHUB)
                 .ok()
                 .filter(|s| !s.is_empty()),
-            catalog,
+            catalogs,
         },
         wheel_limits: wheel_limits()?,
         lock_wait: lock_wait(global),
@@ -129,20 +130,53 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
     })
 }
 
+/// The catalogs configured, in their order of precedence: the `--catalog` flags given, else
+/// `HERMES_PLUGINS_CATALOG` split at whitespace (like uv's `UV_INDEX`); a value given twice
+/// counts once.
+pub fn catalog_values(flags: &[PathBuf]) -> Vec<PathBuf> {
+    let mut values: Vec<PathBuf> = if flags.is_empty() {
+        std::env::var_os(EnvVars::HERMES_PLUGINS_CATALOG)
+            .map(|v| {
+                v.to_string_lossy()
+                    .split_ascii_whitespace()
+                    .map(PathBuf::from)
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        flags.to_vec()
+    };
+    let mut seen = std::collections::HashSet::new();
+    values.retain(|v| seen.insert(v.clone()));
+    values
+}
+
+/// Every configured catalog ([`catalog_values`] of `flags`) as a local directory, in order
+/// (see [`catalog_dir`]); the first that cannot be had is the error — a catalog whose kill
+/// list is unknown is never skipped.
+pub fn catalog_dirs(
+    flags: &[PathBuf],
+    layout: &Layout,
+    force: bool,
+    global: &GlobalArgs,
+) -> Result<Vec<PathBuf>, CliError> {
+    catalog_values(flags)
+        .iter()
+        .map(|value| catalog_dir(value, layout, force, global))
+        .collect()
+}
+
 /// The catalog `value` names (`--catalog`, `HERMES_PLUGINS_CATALOG`) as a local directory:
 /// a directory as it is; a git URL or a JSON feed fetched into `pm/cache/catalogs` when its
 /// copy is older than `HERMES_PLUGINS_CATALOG_TTL` seconds (default 6 h) or `force`. A refresh
 /// that fails with a copy at hand is a warning naming the copy's age; without one, an error.
 pub fn catalog_dir(
-    value: Option<&Path>,
+    value: &Path,
     layout: &Layout,
     force: bool,
     global: &GlobalArgs,
-) -> Result<Option<PathBuf>, CliError> {
+) -> Result<PathBuf, CliError> {
     use crate::source::remote_catalog::{self, Location, RemoteCatalogError};
-    let Some(value) = value else {
-        return Ok(None);
-    };
     let location = match value.to_str() {
         Some(text) => Location::parse(text),
         None => Location::Dir(value.to_path_buf()),
@@ -156,7 +190,7 @@ pub fn catalog_dir(
             if let Some(warning) = &found.warning {
                 global.printer.warning(warning);
             }
-            Ok(Some(found.dir))
+            Ok(found.dir)
         }
         Err(e @ RemoteCatalogError::Fetch { .. }) => {
             Err(CliError::coded(super::Code::Network, e.to_string()))
@@ -206,10 +240,7 @@ pub fn wheel_limits() -> Result<WheelLimits, CliError> {
 pub fn read_context(global: &GlobalArgs) -> Result<Context, CliError> {
     let home = home(global);
     let layout = Layout::new(&home);
-    let catalog = std::env::var_os(EnvVars::HERMES_PLUGINS_CATALOG)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    let catalog = catalog_dir(catalog.as_deref(), &layout, false, global)?;
+    let catalogs = catalog_dirs(&[], &layout, false, global)?;
     Ok(Context {
         layout,
         profile: global.profile.clone(),
@@ -222,7 +253,7 @@ pub fn read_context(global: &GlobalArgs) -> Result<Context, CliError> {
         now: jiff::Timestamp::now(),
         fetch: FetchOptions {
             github_base: None,
-            catalog,
+            catalogs,
         },
         wheel_limits: WheelLimits::default(),
         lock_wait: lock_wait(global),

@@ -282,38 +282,41 @@ pub fn begin_writing(
     Ok(lock)
 }
 
-/// The kill-list entry (SRC-4) naming `name` or `repo` in the configured catalog's
-/// `removed.yaml`, if any. A kill list that cannot be read fails closed: an error naming its
-/// first problem (file, line, what is wrong), never an empty list.
+/// The kill-list entry (SRC-4) naming `name` or `repo` in any configured catalog's
+/// `removed.yaml` (each catalog's kill list applies, whatever its precedence), if any. A kill
+/// list that cannot be read fails closed: an error naming its first problem (file, line, what
+/// is wrong), never an empty list.
 pub fn removed_entry(
     cx: &Context,
     name: Option<&str>,
     repo: Option<&str>,
 ) -> Result<Option<(std::path::PathBuf, crate::catalog::Removed)>, ManagerError> {
-    let Some(catalog) = cx.fetch.catalog.as_ref() else {
-        return Ok(None);
-    };
-    let path = catalog.join("removed.yaml");
-    if !path.exists() {
-        return Ok(None);
+    for catalog in &cx.fetch.catalogs {
+        let path = catalog.join("removed.yaml");
+        if !path.exists() {
+            continue;
+        }
+        let (list, findings) = crate::catalog::removed::load(&path);
+        if let Some(bad) = findings
+            .iter()
+            .find(|f| f.severity == crate::diag::Severity::Error)
+        {
+            return Err(ManagerError::coded(
+                Code::Removed,
+                format!(
+                    "the catalog's kill list {}:{} cannot be read ({}): nothing is installed while it is broken; fix it with `hermes-plugins catalog check {}`",
+                    path.display(),
+                    bad.pos.line,
+                    bad.message,
+                    catalog.display()
+                ),
+            ));
+        }
+        if let Some(hit) = crate::catalog::removed::blocked(&list, name, repo) {
+            return Ok(Some((path, hit.clone())));
+        }
     }
-    let (list, findings) = crate::catalog::removed::load(&path);
-    if let Some(bad) = findings
-        .iter()
-        .find(|f| f.severity == crate::diag::Severity::Error)
-    {
-        return Err(ManagerError::coded(
-            Code::Removed,
-            format!(
-                "the catalog's kill list {}:{} cannot be read ({}): nothing is installed while it is broken; fix it with `hermes-plugins catalog check {}`",
-                path.display(),
-                bad.pos.line,
-                bad.message,
-                catalog.display()
-            ),
-        ));
-    }
-    Ok(crate::catalog::removed::blocked(&list, name, repo).map(|hit| (path, hit.clone())))
+    Ok(None)
 }
 
 /// The kill list (SRC-4) before anything is fetched: a catalog entry by its name and its
@@ -329,7 +332,7 @@ pub fn check_removed_source(
     let (name, repo) = match spec {
         SourceSpec::Catalog { name } => (
             Some(name.clone()),
-            crate::source::catalog::lookup(cx.fetch.catalog.as_deref(), name)
+            crate::source::catalog::lookup(&cx.fetch.catalogs, name)
                 .ok()
                 .map(|pin| pin.repo),
         ),

@@ -32,13 +32,13 @@ pub struct CatalogPin {
 pub enum CatalogError {
     /// No catalog configured.
     #[error(
-        "`{0}` is a catalog name, but no catalog is configured: pass --catalog DIR or set HERMES_PLUGINS_CATALOG"
+        "`{0}` is a catalog name, but no catalog is configured: pass --catalog DIR|URL or set HERMES_PLUGINS_CATALOG"
     )]
     NoCatalog(String),
     /// No entry has that name.
-    #[error("the catalog {dir} has no entry named `{name}`")]
+    #[error("no entry named `{name}` in the catalog {dir}")]
     NotFound {
-        /// Catalog directory.
+        /// The catalog directories searched, in order.
         dir: String,
         /// Name asked for.
         name: String,
@@ -56,7 +56,8 @@ pub enum CatalogError {
     Io(String, std::io::Error),
 }
 
-fn entry_files(dir: &Path) -> Result<Vec<PathBuf>, CatalogError> {
+/// The entry files of one catalog directory (`*.yaml`/`*.yml` but the kill list), sorted.
+pub fn entry_files(dir: &Path) -> Result<Vec<PathBuf>, CatalogError> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| CatalogError::Io(dir.display().to_string(), e))?
         .filter_map(Result::ok)
@@ -115,9 +116,30 @@ fn read_pin(file: &Path) -> Result<Option<CatalogPin>, CatalogError> {
     }))
 }
 
-/// Looks `name` up in the catalog directory (`<name>.yaml` first, then every entry).
-pub fn lookup(dir: Option<&Path>, name: &str) -> Result<CatalogPin, CatalogError> {
-    let dir = dir.ok_or_else(|| CatalogError::NoCatalog(name.to_string()))?;
+/// Looks `name` up in the configured catalogs, in their order of precedence: the first
+/// catalog with an entry of that name gives it (a later catalog's entry of the same name is
+/// shadowed, never merged). Within a catalog, `<name>.yaml` is read first, then every entry.
+pub fn lookup(dirs: &[PathBuf], name: &str) -> Result<CatalogPin, CatalogError> {
+    if dirs.is_empty() {
+        return Err(CatalogError::NoCatalog(name.to_string()));
+    }
+    for dir in dirs {
+        if let Some(pin) = lookup_in(dir, name)? {
+            return Ok(pin);
+        }
+    }
+    Err(CatalogError::NotFound {
+        dir: dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        name: name.to_string(),
+    })
+}
+
+/// The entry named `name` in one catalog directory, if it has one.
+fn lookup_in(dir: &Path, name: &str) -> Result<Option<CatalogPin>, CatalogError> {
     let files = entry_files(dir)?;
     let (named, rest): (Vec<_>, Vec<_>) = files
         .into_iter()
@@ -126,11 +148,8 @@ pub fn lookup(dir: Option<&Path>, name: &str) -> Result<CatalogPin, CatalogError
         if let Some(pin) = read_pin(&file)?
             && pin.name == name
         {
-            return Ok(pin);
+            return Ok(Some(pin));
         }
     }
-    Err(CatalogError::NotFound {
-        dir: dir.display().to_string(),
-        name: name.to_string(),
-    })
+    Ok(None)
 }

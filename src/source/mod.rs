@@ -22,8 +22,10 @@ pub use spec::SourceSpec;
 pub struct FetchOptions {
     /// Base URL for `owner/repo` sources (`HERMES_PLUGINS_GITHUB`, default `https://github.com`).
     pub github_base: Option<String>,
-    /// The catalog directory (`--catalog`, `HERMES_PLUGINS_CATALOG`).
-    pub catalog: Option<PathBuf>,
+    /// The catalog directories (`--catalog`, `HERMES_PLUGINS_CATALOG`), local or a remote
+    /// catalog's cached copy, in their order of precedence: the first with an entry of a
+    /// name gives it; every catalog's kill list applies.
+    pub catalogs: Vec<PathBuf>,
 }
 
 /// Provenance of an installed plugin (SRC-3), as recorded in `installed.json`.
@@ -161,7 +163,7 @@ pub fn fetch(
             if rev.is_some() {
                 return Err(FetchError::RefOnCatalog(name.clone()));
             }
-            let pin = catalog::lookup(options.catalog.as_deref(), name)?;
+            let pin = catalog::lookup(&options.catalogs, name)?;
             let checkout = git::clone_at(&pin.repo, Some(&pin.sha), &checkout_dir, progress)?;
             let dir = contained_subdir(&checkout_dir, pin.subdir.as_deref())?;
             Ok(Fetched {

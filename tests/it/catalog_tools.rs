@@ -59,17 +59,15 @@ impl Cat {
     /// [`Cat::run`] with more environment variables.
     fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
         let mut cmd = self.w.cmd(args);
+        cmd.env(
+            "HERMES_PLUGINS_GIT_INSTEAD_OF",
+            format!("{HOST}={}/", file_url(&self.mirror)),
+        )
+        .env("HERMES_PLUGINS_CATALOG", &self.catalog);
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let out = cmd
-            .env(
-                "HERMES_PLUGINS_GIT_INSTEAD_OF",
-                format!("{HOST}={}/", file_url(&self.mirror)),
-            )
-            .env("HERMES_PLUGINS_CATALOG", &self.catalog)
-            .output()
-            .unwrap();
+        let out = cmd.output().unwrap();
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -372,6 +370,126 @@ fn search_and_the_kill_list() {
     let _ = Path::new("");
 }
 
+/// Several catalogs: the first listed gives an entry its name shadows in a later one (flags
+/// and the space-separated variable alike); a name only a later catalog has is found there;
+/// every catalog's kill list applies; `search` shows the winning entry and its catalog.
+#[test]
+fn several_catalogs_the_first_has_precedence() {
+    let c = Cat::new();
+    let public = c.w.tmp.path().join("public");
+    std::fs::create_dir_all(&public).unwrap();
+    let v1 = c.repo("forecast", &[]);
+    let v2 = commit(
+        &c.mirror.join("acme/forecast"),
+        &[("NEWS.md".into(), "v2\n".into())],
+        "v2",
+    );
+    c.entry("forecast", &v1, "description: private pin\n");
+    let radar = c.repo("radar", &[]);
+    c.entry("radar", &radar, "");
+    let entry = |name: &str, sha: &str| {
+        std::fs::write(
+            public.join(format!("{name}.yaml")),
+            format!("name: {name}\nrepo: {HOST}acme/{name}\nsha: \"{sha}\"\ndescription: public {name}\nmaintainer: acme\n"),
+        )
+        .unwrap();
+    };
+    entry("forecast", &v2);
+    let tides = c.repo("tides", &[]);
+    entry("tides", &tides);
+    std::fs::write(
+        public.join("removed.yaml"),
+        "removed:\n  - name: radar\n    reason: sends data home\n",
+    )
+    .unwrap();
+    let private = c.catalog.to_str().unwrap().to_string();
+    let public = public.to_str().unwrap().to_string();
+    let installed_commit = |env: &[(&str, &str)]| {
+        let (_, out, _) = c.run_with(&["--json", "list"], env);
+        let listed: Value = serde_json::from_str(&out).unwrap();
+        listed["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["key"] == "forecast")
+            .map(|p| p["commit"].as_str().unwrap().to_string())
+    };
+
+    // Flags: private first → its pin.
+    let (code, _, err) = c.run(&[
+        "install",
+        "forecast",
+        "--catalog",
+        &private,
+        "--catalog",
+        &public,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(installed_commit(&[]).as_deref(), Some(&v1[..12]));
+    let (code, _, err) = c.run(&["remove", "forecast"]);
+    assert_eq!(code, Some(0), "{err}");
+    // The variable, public first → the public pin.
+    let both = format!("{public} {private}");
+    let env = [("HERMES_PLUGINS_CATALOG", both.as_str())];
+    let (code, _, err) = c.run_with(&["install", "forecast"], &env);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(installed_commit(&env).as_deref(), Some(&v2[..12]));
+    // Only the later catalog has it: found there.
+    let (code, _, err) = c.run_with(
+        &["install", "tides"],
+        &[("HERMES_PLUGINS_CATALOG", &format!("{private} {public}"))],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    // The public kill list blocks the private catalog's entry.
+    let (code, out, err) = c.run(&[
+        "--json",
+        "install",
+        "radar",
+        "--catalog",
+        &private,
+        "--catalog",
+        &public,
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    let refusal: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(refusal["error"]["code"], "removed", "{refusal:#}");
+    assert!(err.contains("sends data home"), "{err}");
+    // Alone, the private catalog has no kill list naming it.
+    let (code, _, err) = c.run(&["install", "radar", "--catalog", &private]);
+    assert_eq!(code, Some(0), "{err}");
+    // search: one forecast, the first catalog's, named.
+    let (code, out, err) = c.run(&[
+        "--json",
+        "search",
+        "forecast",
+        "--catalog",
+        &private,
+        "--catalog",
+        &public,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let hits: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(follows_its_schema(&hits, None), "search.schema.json");
+    let results = hits["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{hits:#}");
+    assert_eq!(results[0]["description"], "private pin");
+    assert_eq!(results[0]["catalog"], private.as_str());
+    // catalog update names each catalog, in order.
+    let (code, out, err) = c.run_with(
+        &["--json", "catalog", "update"],
+        &[("HERMES_PLUGINS_CATALOG", &format!("{private} {public}"))],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let updated: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        follows_its_schema(&updated, None),
+        "catalog-update.schema.json"
+    );
+    assert_eq!(updated["catalogs"][0]["catalog"], private.as_str());
+    assert_eq!(updated["catalogs"][0]["entries"], 2);
+    assert_eq!(updated["catalogs"][1]["entries"], 2);
+}
+
 /// The GitHub Action's script (`scripts/catalog-action.sh`, what `action.yml` runs) on a
 /// simulated pull request: a catalog repository whose head commit moves one entry to a new
 /// commit and adds another. Both are reviewed (the moved one against its base version), the
@@ -523,7 +641,7 @@ fn a_git_catalog_is_cached_refreshed_and_never_silently_stale() {
         follows_its_schema(&updated, None),
         "catalog-update.schema.json"
     );
-    assert_eq!(updated["entries"], 2, "{updated:#}");
+    assert_eq!(updated["catalogs"][0]["entries"], 2, "{updated:#}");
     let (code, _, err) = c.run(&["install", "headlines", "--catalog", &url]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
