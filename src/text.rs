@@ -48,20 +48,44 @@ pub fn for_terminal(text: &str) -> Cow<'_, str> {
 
 static USERINFO: LazyLock<Regex> = LazyLock::new(|| {
     // scheme://userinfo@ — userinfo is everything up to the last `@` before the host part.
-    Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#]*@").expect("valid regex")
+    Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^/\s@?#]*)@").expect("valid regex")
 });
+
+/// Whether a URL scheme is SSH's, whose user name is a login (`git`), not a secret: it is
+/// kept, and only a password is removed.
+fn is_ssh_scheme(scheme: &str) -> bool {
+    let scheme = scheme.trim_end_matches("://").to_ascii_lowercase();
+    scheme == "ssh" || scheme == "git+ssh" || scheme == "ssh+git"
+}
 
 /// Replaces the user-information part of every URL in `text` (`https://user:pw@host/x` →
 /// `https://****@host/x`). Used on everything shown: messages, logs, JSON.
 pub fn redact_credentials(text: &str) -> Cow<'_, str> {
-    USERINFO.replace_all(text, "${1}****@")
+    USERINFO.replace_all(text, |caps: &regex::Captures<'_>| {
+        let (scheme, userinfo) = (&caps[1], &caps[2]);
+        if is_ssh_scheme(scheme) {
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{scheme}{user}:****@"),
+                None => format!("{scheme}{userinfo}@"),
+            }
+        } else {
+            format!("{scheme}****@")
+        }
+    })
 }
 
 /// A URL without its user information, for recording (`installed.json`, provenance, locks):
-/// `https://user:pw@host/x.git` → `https://host/x.git`. Text that does not parse as a URL is
-/// returned with its credentials redacted instead.
+/// `https://user:pw@host/x.git` → `https://host/x.git`. An SSH URL keeps its user name, the
+/// login `update` needs again (`ssh://git@host/x.git`), and loses only a password. Text that
+/// does not parse as a URL is returned with its credentials redacted instead.
 pub fn strip_credentials(url: &str) -> String {
     match url::Url::parse(url) {
+        Ok(mut parsed) if is_ssh_scheme(parsed.scheme()) => {
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(None);
+            }
+            parsed.to_string()
+        }
         Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
             let _ = parsed.set_username("");
             let _ = parsed.set_password(None);
@@ -118,6 +142,19 @@ mod tests {
         assert_eq!(
             strip_credentials("https://host/x.git"),
             "https://host/x.git"
+        );
+        // SSH's user name is a login, kept; a password is not.
+        assert_eq!(
+            redact_credentials("ssh://git@host/x.git and ssh://me:PW@host/y"),
+            "ssh://git@host/x.git and ssh://me:****@host/y"
+        );
+        assert_eq!(
+            strip_credentials("ssh://git:PW@host:2222/x.git"),
+            "ssh://git@host:2222/x.git"
+        );
+        assert_eq!(
+            strip_credentials("ssh://git@host/x.git"),
+            "ssh://git@host/x.git"
         );
         assert!(has_credentials("https://u:p@h/x"));
         assert!(!has_credentials("https://h/x"));

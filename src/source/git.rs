@@ -279,7 +279,16 @@ fn credentials(
             "authentication failed: the server refused the credentials offered (GITHUB_TOKEN/GH_TOKEN for GitHub, git's credential helpers, the ssh-agent)",
         ));
     }
+    if allowed.contains(git2::CredentialType::USERNAME) {
+        // An `ssh://host/…` URL without a user: git hosts take `git`.
+        return git2::Cred::username(username.unwrap_or("git"));
+    }
     if allowed.contains(git2::CredentialType::SSH_KEY) {
+        if std::env::var_os("SSH_AUTH_SOCK").is_none_or(|s| s.is_empty()) {
+            return Err(git2::Error::from_str(
+                "SSH authentication goes through the ssh-agent, and SSH_AUTH_SOCK is not set: start one (`eval \"$(ssh-agent)\"`) and add your key (`ssh-add`)",
+            ));
+        }
         return git2::Cred::ssh_key_from_agent(username.unwrap_or("git"));
     }
     if allowed.contains(git2::CredentialType::USER_PASS_PLAINTEXT) {
@@ -317,6 +326,14 @@ fn network_error(url: &str, e: &git2::Error, stalled: bool) -> GitError {
             "SSH URLs need libgit2 with SSH support, which this build does not have ({}); use the repository's https:// URL — with GITHUB_TOKEN or a git credential helper for a private one",
             e.message()
         )
+    } else if ssh && e.message().contains("hostkey") {
+        let host = ssh_host(url);
+        format!(
+            "the SSH host key of {host} is not in ~/.ssh/known_hosts, or differs from the key recorded there: refused ({}). Check the host's fingerprint with its operator, then add it: `ssh-keyscan {} >> ~/.ssh/known_hosts`",
+            e.message(),
+            host.rsplit_once(':')
+                .map_or_else(|| host.clone(), |(h, p)| format!("-p {p} {h}"))
+        )
     } else if stalled {
         format!(
             "the transfer stalled (less than {LOW_SPEED_BYTES} bytes in {} s; HERMES_PLUGINS_GIT_TIMEOUT sets the limit)",
@@ -343,6 +360,22 @@ fn network_error(url: &str, e: &git2::Error, stalled: bool) -> GitError {
         url: crate::text::redact_credentials(url).into_owned(),
         message: crate::text::redact_credentials(&message).into_owned(),
     }
+}
+
+/// `host:port` of an `ssh://` or scp-like (`user@host:path`) URL, as the known_hosts check
+/// saw it (the port is 22 unless given).
+fn ssh_host(url: &str) -> String {
+    if let Ok(parsed) = url::Url::parse(url)
+        && parsed.scheme() == "ssh"
+    {
+        return format!(
+            "{}:{}",
+            parsed.host_str().unwrap_or(""),
+            parsed.port().unwrap_or(22)
+        );
+    }
+    let rest = url.split_once('@').map_or(url, |(_, r)| r);
+    format!("{}:22", rest.split_once(':').map_or(rest, |(h, _)| h))
 }
 
 fn other(e: git2::Error) -> GitError {
@@ -568,5 +601,21 @@ mod proxy_tests {
             ..p
         };
         assert_eq!(all.for_url("https://github.com/x"), None);
+    }
+}
+
+#[cfg(test)]
+mod ssh_host_tests {
+    use super::ssh_host;
+
+    #[test]
+    fn the_host_and_port_known_hosts_is_asked_about() {
+        assert_eq!(
+            ssh_host("ssh://git@example.org/acme/x.git"),
+            "example.org:22"
+        );
+        assert_eq!(ssh_host("ssh://me@127.0.0.1:2222/srv/x"), "127.0.0.1:2222");
+        assert_eq!(ssh_host("git@github.com:acme/x.git"), "github.com:22");
+        assert_eq!(ssh_host("github.com:acme/x.git"), "github.com:22");
     }
 }

@@ -6,6 +6,7 @@
 pub mod feed;
 pub mod git_http;
 pub mod index;
+pub mod sshd;
 pub mod synthetic;
 pub mod world;
 

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use common::git_http::{GitFault, GitServer};
 use common::index::Fault;
-use common::world::{World, file_url, git_plugin};
+use common::sshd::SshServer;
+use common::world::{World, commit, file_url, git_plugin};
 
 #[test]
 fn wheel_download_faults_fail_cleanly_and_the_next_run_succeeds() {
@@ -264,21 +265,163 @@ fn a_private_index_takes_netrc_credentials() {
     assert!(!stderr.contains("s3cret-pw") && !stdout.contains("s3cret-pw"));
 }
 
-/// An SSH URL with a libgit2 built without SSH: refused at once with what to do instead.
+/// Git over SSH: a real `sshd` on loopback, the user's key in an `ssh-agent`. The host key is
+/// checked against `~/.ssh/known_hosts` before anything else — unknown or different, the
+/// install is refused naming the file, and nothing is installed; a trusted host without an
+/// agent says what to start; with both, `install` and `update` go through `ssh://`, and the
+/// provenance keeps the URL.
 #[test]
-fn an_ssh_url_says_what_this_build_can_do_instead() {
+fn git_over_ssh_checks_the_host_key_and_uses_the_agent() {
+    let Some(server) = SshServer::start() else {
+        return;
+    };
     let w = World::new();
-    let out = w
-        .cmd(&["install", "git@127.0.0.1:acme/weather.git"])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
-    if !git2::Version::get().ssh() {
+    let repo = w.tmp.path().join("weather");
+    git_plugin(&repo, None, "weather", "1.0.0", &[]);
+    let url = server.url(&repo);
+    let home = w.tmp.path().join("user-home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let known_hosts = home.join(".ssh/known_hosts");
+    let run = |args: &[&str], agent: bool| {
+        let mut cmd = w.cmd(args);
+        cmd.env("HOME", &home).timeout(Duration::from_secs(120));
+        if agent {
+            cmd.env("SSH_AUTH_SOCK", &server.agent_socket);
+        } else {
+            cmd.env_remove("SSH_AUTH_SOCK");
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let installed = || {
+        let (_, out, _) = run(&["--json", "list"], false);
+        let list: serde_json::Value = serde_json::from_str(&out).unwrap();
+        list["plugins"].as_array().unwrap().len()
+    };
+
+    // No known_hosts, then a known_hosts with another key for the host: refused.
+    for trusted in [
+        None,
+        Some(format!(
+            "[127.0.0.1]:{} {}\n",
+            server.port, server.user_public_key
+        )),
+    ] {
+        if let Some(line) = &trusted {
+            std::fs::write(&known_hosts, line).unwrap();
+        }
+        let (code, _, err) = run(&["install", &url], true);
+        eprintln!("{err}");
+        assert_eq!(code, Some(3), "{err}\n{}", server.log_text());
         assert!(
-            stderr.contains("SSH") && stderr.contains("https://"),
-            "{stderr}"
+            err.contains("known_hosts") && err.contains(&format!("127.0.0.1:{}", server.port)),
+            "{err}"
         );
+        assert_eq!(installed(), 0);
     }
+    std::fs::write(&known_hosts, server.known_hosts_line()).unwrap();
+    // Trusted host, no agent: says what to do.
+    let (code, _, err) = run(&["install", &url], false);
+    eprintln!("{err}");
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("ssh-agent") && err.contains("SSH_AUTH_SOCK"),
+        "{err}"
+    );
+    assert_eq!(installed(), 0);
+    // Both: installed over SSH.
+    let (code, _, err) = run(&["install", &url], true);
+    assert_eq!(code, Some(0), "{err}\n{}", server.log_text());
+    let (_, out, _) = run(&["--json", "show", "weather"], false);
+    assert!(out.contains(&url), "{out}");
+    // A new commit upstream: update fetches it over SSH.
+    let next = commit(&repo, &[("NEWS.md".into(), "v2\n".into())], "v2");
+    let (code, _, err) = run(&["update", "weather", "--yes"], true);
+    assert_eq!(code, Some(0), "{err}\n{}", server.log_text());
+    let (_, out, _) = run(&["--json", "list"], false);
+    assert!(out.contains(&next[..12]), "{out}");
+}
+
+/// A loopback HTTP proxy that records each request's first line and refuses it (403).
+struct RefusingProxy {
+    port: u16,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl RefusingProxy {
+    fn start() -> RefusingProxy {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut first = String::new();
+                let _ = reader.read_line(&mut first);
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                }
+                log.lock().unwrap().push(first.trim_end().to_string());
+                let _ = stream.write_all(
+                    b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        });
+        RefusingProxy { port, seen }
+    }
+}
+
+/// `https_proxy` reaches libgit2: an https clone goes to the proxy as `CONNECT host:443`
+/// (the proxy refuses it: exit 3 naming the URL, nothing installed); with the host in
+/// `no_proxy` the proxy is not asked at all.
+#[test]
+fn an_https_clone_goes_through_the_configured_proxy() {
+    let proxy = RefusingProxy::start();
+    let w = World::new();
+    let url = "https://git.hermes-plugins-test.invalid/acme/weather.git";
+    let run = |no_proxy: &str| {
+        let out = w
+            .cmd(&["install", url])
+            .env("https_proxy", format!("http://127.0.0.1:{}", proxy.port))
+            .env("no_proxy", no_proxy)
+            .env_remove("HTTPS_PROXY")
+            .env_remove("ALL_PROXY")
+            .env_remove("all_proxy")
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run("localhost,127.0.0.1");
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("git.hermes-plugins-test.invalid"), "{err}");
+    let seen = proxy.seen.lock().unwrap().clone();
+    assert!(
+        seen.iter()
+            .any(|l| l.starts_with("CONNECT git.hermes-plugins-test.invalid:443 ")),
+        "{seen:?}; {err}"
+    );
+    let asked = seen.len();
+    let (code, err) = run("localhost,127.0.0.1,hermes-plugins-test.invalid");
+    assert_eq!(code, Some(3), "{err}");
+    assert_eq!(
+        proxy.seen.lock().unwrap().len(),
+        asked,
+        "the proxy was asked"
+    );
+    let (_, out, _) = w.run(&["--json", "list"]);
+    assert!(out.contains("\"plugins\": []"), "{out}");
 }
