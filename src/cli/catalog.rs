@@ -81,7 +81,7 @@ pub enum CatalogAction {
     /// Fetch the remote catalogs (git URLs or JSON feeds) now, whatever the age of their
     /// cached copies
     #[command(
-        after_help = "Examples:\n  hermes-plugins catalog update --catalog https://hermes-agent.nousresearch.com/docs/api/plugin-catalog.json\n  HERMES_PLUGINS_CATALOG='https://github.com/acme/hermes.git#plugin-catalog https://hermes-agent.nousresearch.com/docs/api/plugin-catalog.json' hermes-plugins catalog update\n\nRemote catalogs are otherwise refreshed when their copy in pm/cache/catalogs is older than HERMES_PLUGINS_CATALOG_TTL seconds (default 6 h), before install, update and enable read them."
+        after_help = "Examples:\n  hermes-plugins catalog update --catalog https://hermes-agent.nousresearch.com/docs/api/plugin-catalog.json\n  HERMES_PLUGINS_CATALOG=https://github.com/acme/hermes.git#plugin-catalog hermes-plugins catalog update\n  hermes-plugins catalog update --catalog ./private-catalog --catalog https://example.org/plugin-catalog.json\n\nRemote catalogs are otherwise refreshed when their copy in pm/cache/catalogs is older than HERMES_PLUGINS_CATALOG_TTL seconds (default 6 h), before install, update and enable read them."
     )]
     Update {
         /// Catalog: a git URL (`#subdir`) or a JSON feed URL; repeatable [default:

@@ -1,6 +1,7 @@
 //! Read-only commands: `list`, `show`, `env`, `verify`. They take no lock and never block.
 
 use clap::Args;
+use clap_complete::engine::ArgValueCompleter;
 use serde_json::json;
 
 use crate::manager::query;
@@ -25,6 +26,7 @@ pub struct ListArgs {
 #[command(after_help = "Example:\n  hermes-plugins show weather --json")]
 pub struct ShowArgs {
     /// Plugin key or name
+    #[arg(add = ArgValueCompleter::new(super::completions::installed_names))]
     pub name: String,
     /// Also print its consent audit log (pm/audit.log)
     #[arg(long)]

@@ -311,6 +311,7 @@ fn wants_json(args: &[std::ffi::OsString]) -> bool {
 
 /// Parses arguments, runs the command and returns the process exit code.
 pub fn main() -> ExitCode {
+    completions::answer_if_asked();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,

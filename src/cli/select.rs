@@ -1,6 +1,7 @@
 //! `enable`, `disable`, `remove` and `sync`: selection changes published as generations.
 
 use clap::Args;
+use clap_complete::engine::ArgValueCompleter;
 use serde_json::json;
 
 use crate::manager::apply::{self, Applied, Change, SelectionEdit};
@@ -18,6 +19,7 @@ use super::{CliError, GlobalArgs, Status};
 )]
 pub struct EnableArgs {
     /// Plugin key or name
+    #[arg(add = ArgValueCompleter::new(super::completions::installed_names))]
     pub name: String,
     /// Consent to its Python dependencies in advance
     #[arg(long)]
@@ -43,6 +45,7 @@ pub struct EnableArgs {
 )]
 pub struct CapabilitiesArgs {
     /// Plugin key or name
+    #[arg(add = ArgValueCompleter::new(super::completions::installed_names))]
     pub name: String,
     /// Grant a capability (repeatable)
     #[arg(long = "grant", value_name = "CAP")]
@@ -60,6 +63,7 @@ pub struct CapabilitiesArgs {
 #[command(after_help = "Example:\n  hermes-plugins disable weather")]
 pub struct DisableArgs {
     /// Plugin key or name
+    #[arg(add = ArgValueCompleter::new(super::completions::installed_names))]
     pub name: String,
     /// Environment options.
     #[command(flatten)]
@@ -71,6 +75,7 @@ pub struct DisableArgs {
 #[command(after_help = "Example:\n  hermes-plugins remove weather --purge-data")]
 pub struct RemoveArgs {
     /// Plugin key or name
+    #[arg(add = ArgValueCompleter::new(super::completions::installed_names))]
     pub name: String,
     /// Also delete <home>/plugin-data/<key>
     #[arg(long)]

@@ -1,6 +1,7 @@
 //! `hermes-plugins update [NAME]...`: new code and dependencies in one switch.
 
 use clap::Args;
+use clap_complete::engine::ArgValueCompleter;
 use serde_json::json;
 
 use crate::manager;
@@ -16,6 +17,7 @@ use super::{CliError, GlobalArgs, Status};
 )]
 pub struct UpdateArgs {
     /// Plugins to update (default with --all or none given: every installed plugin)
+    #[arg(add = ArgValueCompleter::new(super::completions::installed_names))]
     pub names: Vec<String>,
     /// Update every installed plugin
     #[arg(long)]

@@ -180,3 +180,56 @@ fn manual_pages_for_every_command() {
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("nope"), "{}", bad.stderr);
 }
+
+/// Dynamic completion: `COMPLETE=bash hermes-plugins` prints the registration; sourced in a
+/// real bash, TAB after `enable` offers the installed plugins' names (from `HERMES_HOME`),
+/// filtered by what was typed, and options still complete.
+#[test]
+fn completion_offers_the_installed_plugins() {
+    use crate::common::world::{World, file_url, git_plugin};
+    let w = World::new();
+    for name in ["weather", "news"] {
+        let repo = w.tmp.path().join(name);
+        git_plugin(&repo, None, name, "1.0.0", &[]);
+        w.ok(&["install", &file_url(&repo)]);
+    }
+    let registration = w.cmd(&[]).env("COMPLETE", "bash").output().unwrap();
+    assert!(registration.status.success());
+    let script = w.tmp.path().join("complete.bash");
+    std::fs::write(&script, &registration.stdout).unwrap();
+    let complete = |words: &[&str]| {
+        let line = words.join(" ");
+        let current = words.last().unwrap();
+        let previous = words[words.len() - 2];
+        let program = format!(
+            "source {}; COMP_WORDS=({line}); COMP_CWORD={}; COMP_TYPE=9; _clap_complete_hermes_plugins hermes-plugins '{current}' '{previous}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            words.len() - 1
+        );
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(program)
+            .env("HERMES_HOME", &w.home)
+            .output()
+            .unwrap();
+        let mut got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .split(['\n', '\u{b}'])
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        got.sort();
+        got
+    };
+    assert_eq!(complete(&["hermes-plugins", "enable", "we"]), ["weather"]);
+    // Nothing typed: every installed plugin (and the options).
+    let all: Vec<String> = complete(&["hermes-plugins", "remove", "''"])
+        .into_iter()
+        .filter(|c| !c.starts_with('-'))
+        .collect();
+    assert_eq!(all, ["news", "weather"]);
+    assert_eq!(
+        complete(&["hermes-plugins", "update", "weather", "n"]),
+        ["news"]
+    );
+    assert!(complete(&["hermes-plugins", "enable", "--yes-d"]).contains(&"--yes-deps".to_string()));
+}
