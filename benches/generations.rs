@@ -3,7 +3,8 @@
 //! 1. `enable` of a plugin with 10 dependencies (resolve + venv + install + publish) against
 //!    `uv venv --relocatable` + `uv pip install --require-hashes` of the same lock (uv 0.12.5
 //!    from `HERMES_PLUGINS_UV`, else `uv` on PATH). Target ≤ 1.3×.
-//! 2. A no-op `sync` (nothing changed). Target < 100 ms.
+//! 2. A no-op `sync` (nothing changed). Target < 100 ms. Then a grant-only change (target
+//!    ≤ 3 × the no-op sync, and published with the index unreachable).
 //! 3. `generations rollback` between two generations, with a small (1 package) and a large
 //!    (40 packages) environment. Target < 20 ms and flat in environment size.
 //! 4. `exec -- true` and `exec -- python3 -c pass` against the same commands run directly.
@@ -215,6 +216,51 @@ fn main() {
     });
     println!("no-op sync:");
     line("hermes-plugins sync", &sync);
+
+    // 2b. A grant-only change (the lock stays: no resolution, no install, the venv carried
+    //     over by hard links) against the no-op sync; once more with the index unreachable.
+    let capable = plugin(tmp.path(), "capable", &[]);
+    std::fs::write(
+        capable.join("plugin.yaml"),
+        "name: capable\nversion: 1.0.0\ndescription: bench\nmanifest_version: 2\ncapabilities:\n  - tools.override\n",
+    )
+    .unwrap();
+    must(hp(
+        &home,
+        &url,
+        &["install", capable.to_str().unwrap(), "--enable"],
+    ));
+    let mut flip = ["--grant", "--revoke"].into_iter().cycle();
+    let grant = time(iterations, || {
+        let flag = flip.next().unwrap();
+        let start = Instant::now();
+        let out = must(hp(
+            &home,
+            &url,
+            &["--json", "capabilities", "capable", flag, "tools.override"],
+        ));
+        let t = start.elapsed();
+        assert!(String::from_utf8_lossy(&out.stdout).contains("\"published\": true"));
+        t
+    });
+    let offline = must(hp(
+        &home,
+        "http://127.0.0.1:9/simple",
+        &[
+            "--json",
+            "capabilities",
+            "capable",
+            flip.next().unwrap(),
+            "tools.override",
+        ],
+    ));
+    assert!(String::from_utf8_lossy(&offline.stdout).contains("\"published\": true"));
+    println!("grant-only change (a new generation, same lock):");
+    line("hermes-plugins capabilities --grant/--revoke", &grant);
+    println!(
+        "  ratio (median, grant / no-op sync): {:.2}; with the index unreachable: published",
+        ms(grant[grant.len() / 2]) / ms(sync[sync.len() / 2])
+    );
 
     // 3. rollback between two generations: small and large environments.
     let rollback_pair = |plugin: &str| {

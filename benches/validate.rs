@@ -158,4 +158,88 @@ fn main() {
         ms(times[times.len() / 2]),
         ms(times[times.len() - 1])
     );
+    processes(&dir, iterations.min(21));
+}
+
+/// The binary as a process, JSON report: every package analysed (`--no-cache`) against a
+/// warm cache (nothing changed), interleaved; then one package changed (a copy of the tree
+/// with one `.py` file touched up), which is what catalog CI sees on a pull request.
+fn processes(dir: &std::path::Path, runs: usize) {
+    use std::process::Command;
+    let cache = tempfile::tempdir().unwrap();
+    let run = |dir: &std::path::Path, extra: &[&str]| {
+        let start = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_hermes-plugins"))
+            .args(["validate", "--format", "json"])
+            .arg(dir)
+            .args(extra)
+            .env("HERMES_PLUGINS_CACHE_DIR", cache.path())
+            .output()
+            .expect("runs");
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+        (start.elapsed(), out.stdout)
+    };
+    let (_, fresh) = run(dir, &["--no-cache"]);
+    let (_, cold) = run(dir, &[]);
+    assert_eq!(fresh, cold, "the cache changed the report");
+    let (mut full, mut warm) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        full.push(run(dir, &["--no-cache"]).0);
+        let (t, out) = run(dir, &[]);
+        assert_eq!(out, fresh, "a cached report differs");
+        warm.push(t);
+    }
+    // One package changed: a copy of the tree (new paths, so all cold once), warmed, then one
+    // file of its first package with Python edited before each run.
+    let copy = tempfile::tempdir().unwrap();
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", dir.display()))
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let tree = package::load_path(copy.path(), Mode::Validate).unwrap();
+    let edited = tree
+        .packages
+        .iter()
+        .filter_map(|p| p.root.as_ref())
+        .flat_map(|r| {
+            r.tree()
+                .files_with_extension("py")
+                .map(|e| e.path.clone())
+                .collect::<Vec<_>>()
+        })
+        .next()
+        .expect("a package with Python");
+    run(copy.path(), &[]);
+    let mut one = Vec::new();
+    for i in 0..runs {
+        let mut text = std::fs::read_to_string(&edited).unwrap();
+        text.push_str(&format!("\n# edit {i}\n"));
+        std::fs::write(&edited, text).unwrap();
+        one.push(run(copy.path(), &[]).0);
+    }
+    for t in [&mut full, &mut warm, &mut one] {
+        t.sort();
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let median = |t: &[Duration]| ms(t[t.len() / 2]);
+    println!("as a process (JSON report), {runs} interleaved runs, medians:");
+    println!(
+        "  every package analysed (--no-cache)   {:8.1} ms",
+        median(&full)
+    );
+    println!(
+        "  warm cache, nothing changed           {:8.1} ms",
+        median(&warm)
+    );
+    println!(
+        "  warm cache, one package changed       {:8.1} ms",
+        median(&one)
+    );
+    println!(
+        "  ratio (no cache / warm): {:.1}",
+        median(&full) / median(&warm)
+    );
 }

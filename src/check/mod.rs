@@ -147,8 +147,8 @@ pub fn run(package: &LoadedPackage, cx: &Context<'_>) -> Result<Outcome, probe::
 
 /// Runs [`run`] on every package, on as many threads as the machine has cores; results are in
 /// the packages' order.
-pub fn run_all(
-    packages: &[LoadedPackage],
+pub fn run_all<P: std::borrow::Borrow<LoadedPackage> + Sync>(
+    packages: &[P],
     cx: &Context<'_>,
 ) -> Vec<Result<Outcome, probe::ProbeError>> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -157,11 +157,11 @@ pub fn run_all(
         .min(packages.len())
         .max(1);
     if workers == 1 {
-        return packages.iter().map(|p| run(p, cx)).collect();
+        return packages.iter().map(|p| run(p.borrow(), cx)).collect();
     }
     // Largest packages first, so one big package does not finish last on its own.
     let mut order: Vec<usize> = (0..packages.len()).collect();
-    let cost: Vec<u64> = packages.iter().map(source_bytes).collect();
+    let cost: Vec<u64> = packages.iter().map(|p| source_bytes(p.borrow())).collect();
     order.sort_by_key(|i| std::cmp::Reverse(cost[*i]));
     let next = AtomicUsize::new(0);
     let mut results: Vec<(usize, Result<Outcome, probe::ProbeError>)> = std::thread::scope(|s| {
@@ -170,7 +170,7 @@ pub fn run_all(
                 s.spawn(|| {
                     let mut done = Vec::new();
                     while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        done.push((i, run(&packages[i], cx)));
+                        done.push((i, run(packages[i].borrow(), cx)));
                     }
                     done
                 })

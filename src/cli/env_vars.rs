@@ -23,6 +23,10 @@ impl EnvVars {
     pub const PATH: &'static str = "PATH";
     /// `--core`.
     pub const HERMES_PLUGINS_CORE: &'static str = "HERMES_PLUGINS_CORE";
+    /// Where `validate` caches unchanged packages' reports (else `XDG_CACHE_HOME`, `HOME`).
+    pub const HERMES_PLUGINS_CACHE_DIR: &'static str = "HERMES_PLUGINS_CACHE_DIR";
+    /// The user's cache directory (XDG), under which `hermes-plugins/` is the cache.
+    pub const XDG_CACHE_HOME: &'static str = "XDG_CACHE_HOME";
     /// `--no-core`.
     pub const HERMES_PLUGINS_NO_CORE: &'static str = "HERMES_PLUGINS_NO_CORE";
     /// `--python`.
@@ -170,6 +174,17 @@ fn instead_of_rules(text: &str) -> Result<Vec<(String, String)>, String> {
             )),
         })
         .collect()
+}
+
+/// The cache directory: `HERMES_PLUGINS_CACHE_DIR`, else `$XDG_CACHE_HOME/hermes-plugins`,
+/// else `~/.cache/hermes-plugins` (an empty value counts as unset).
+pub fn cache_dir() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    var(EnvVars::HERMES_PLUGINS_CACHE_DIR)
+        .map(PathBuf::from)
+        .or_else(|| var(EnvVars::XDG_CACHE_HOME).map(|d| PathBuf::from(d).join("hermes-plugins")))
+        .or_else(|| var(EnvVars::HOME).map(|h| PathBuf::from(h).join(".cache/hermes-plugins")))
 }
 
 /// The names of the variables set in this process (whatever their value): a plugin's

@@ -63,6 +63,10 @@ pub struct ValidateArgs {
     /// Seconds one plugin may take under --probe / --probe-hermes
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub probe_timeout: f64,
+    /// Analyse every package, neither reading nor writing the cache of unchanged packages'
+    /// reports ($HERMES_PLUGINS_CACHE_DIR, else ~/.cache/hermes-plugins)
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// The rule descriptions for renderers.
@@ -150,11 +154,25 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
         core: core.as_ref(),
         probe: probe.as_ref(),
     };
-    let mut reports: Vec<PackageReport> = Vec::with_capacity(packages.len());
-    for (p, outcome) in packages.iter().zip(check::run_all(&packages, &cx)) {
-        let outcome = outcome.map_err(|e| CliError::environment(e.to_string()))?;
-        reports.push(package_report(p, outcome, args.strict));
-    }
+    let cache = (!args.no_cache && probe.is_none())
+        .then(super::env_vars::cache_dir)
+        .flatten()
+        .map(|dir| {
+            let core = core.as_ref().map_or_else(
+                || "none".to_string(),
+                |c| {
+                    std::fs::read(&c.path)
+                        .map(|b| crate::hash::sha256_hex(&b))
+                        .unwrap_or_default()
+                },
+            );
+            report::cache::ReportCache::new(
+                &dir,
+                &report::cache::program_identity(),
+                &format!("strict={} core={core}", args.strict),
+            )
+        });
+    let reports = validate_packages(&packages, &cx, cache.as_ref(), args.strict)?;
     let summary = Summary::of(&reports);
     let report = Report {
         tool: Tool {
@@ -278,6 +296,57 @@ fn probe_report(p: &ProbeResult) -> ProbeReport {
         platforms: p.platforms.clone(),
         network_attempts: p.network_attempts.clone(),
     }
+}
+
+/// Every package's report, in order: from the cache when the package is unchanged, else
+/// analysed (all misses together, in parallel) and stored.
+fn validate_packages(
+    packages: &[LoadedPackage],
+    cx: &check::Context<'_>,
+    cache: Option<&report::cache::ReportCache>,
+    strict: bool,
+) -> Result<Vec<PackageReport>, CliError> {
+    let keys: Vec<Option<String>> = packages
+        .iter()
+        .map(|p| {
+            let root = p.root.as_ref()?;
+            cache?.key(
+                &p.dir.display().to_string(),
+                &p.key,
+                &format!("{:?}", p.diagnostics),
+                root,
+            )
+        })
+        .collect();
+    let mut reports: Vec<Option<PackageReport>> = keys
+        .iter()
+        .map(|k| k.as_deref().and_then(|k| cache?.get(k)))
+        .collect();
+    let missing: Vec<usize> = (0..packages.len())
+        .filter(|i| reports[*i].is_none())
+        .collect();
+    let hits = packages.len() - missing.len();
+    let analysed: Vec<&LoadedPackage> = missing.iter().map(|i| &packages[*i]).collect();
+    for (i, outcome) in missing.iter().zip(check::run_all(&analysed, cx)) {
+        let outcome = outcome.map_err(|e| CliError::environment(e.to_string()))?;
+        let report = package_report(&packages[*i], outcome, strict);
+        if let (Some(cache), Some(key)) = (cache, &keys[*i]) {
+            cache.put(key, &report);
+        }
+        reports[*i] = Some(report);
+    }
+    if let Some(cache) = cache
+        && !missing.is_empty()
+    {
+        cache.prune();
+    }
+    if cache.is_some() {
+        tracing::debug!(
+            "validation cache: {hits} unchanged, {} analysed",
+            missing.len()
+        );
+    }
+    Ok(reports.into_iter().flatten().collect())
 }
 
 fn package_report(p: &LoadedPackage, outcome: Outcome, strict: bool) -> PackageReport {

@@ -28,6 +28,9 @@ pub struct BuildInputs {
     pub wheel_cache: PathBuf,
     /// Bounds on each wheel.
     pub wheel_limits: super::wheels::WheelLimits,
+    /// The current generation, when its venv serves this one as it is (same lock): linked,
+    /// not installed (see [`super::reuse`]).
+    pub reuse: Option<super::reuse::ReusableVenv>,
 }
 
 /// Why a build failed.
@@ -97,6 +100,27 @@ pub fn build(
 ) -> Result<GenerationDoc, BuildError> {
     std::fs::create_dir_all(staging).map_err(|e| io(&staging.display().to_string(), e))?;
     let venv = staging.join("venv");
+    if let Some(previous) = &inputs.reuse {
+        let from = previous.generation.join(&previous.doc.python.venv);
+        let carried = super::reuse::link_tree(&from, &venv)
+            .map_err(|e| io(&format!("cannot carry the venv {} over", from.display()), e))?;
+        tracing::debug!(
+            "venv of generation {} carried over: {} files linked, {} copied",
+            previous.doc.number,
+            carried.linked,
+            carried.copied
+        );
+        faults::point("after-venv");
+        faults::point("after-install");
+        doc.python = PythonEnv {
+            base: previous.doc.python.base.clone(),
+            version: doc.lock.python.version.clone(),
+            venv: "venv".to_string(),
+            executable: previous.doc.python.executable.clone(),
+            site_packages: previous.doc.python.site_packages.clone(),
+        };
+        return finish(staging, doc);
+    }
     let installed = install::install(InstallRequest {
         python: inputs.python.clone(),
         cache_dir: inputs.cache_dir.clone(),
@@ -141,6 +165,11 @@ pub fn build(
             Path::new("venv").join(install::site_packages_relative(&installed.python_version)),
         )?,
     };
+    finish(staging, doc)
+}
+
+/// The plugin links and `generation.json`, once the venv is in place.
+fn finish(staging: &Path, doc: GenerationDoc) -> Result<GenerationDoc, BuildError> {
     for plugin in &doc.plugins {
         link_plugin(staging, plugin)?;
     }

@@ -4,7 +4,9 @@
 //! crash never leaves anything half-done.
 //!
 //! - [`doc`]: `generation.json` (where things live is [`crate::home::Layout`]);
-//! - [`build`]: venv + lock install ([`install`], the uv-facing half) + plugin links;
+//! - [`build`]: venv + lock install ([`install`], the uv-facing half) + plugin links, or the
+//!   current generation's venv carried over by hard links when the lock is the same
+//!   ([`reuse`]);
 //! - [`current`]: which generations exist and which one is current;
 //! - [`publish`]: the journaled transaction and the `current` switch; [`journal`]: recovery;
 //! - [`gc`], [`verify`]; [`writer_lock`]; [`lease`]: readers' leases; [`faults`]: named crash
@@ -21,6 +23,8 @@ pub mod install;
 pub mod journal;
 pub mod lease;
 pub mod publish;
+#[cfg(feature = "manager")]
+pub mod reuse;
 pub mod scratch;
 #[cfg(feature = "manager")]
 pub mod verify;

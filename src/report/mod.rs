@@ -4,15 +4,16 @@
 //! This module knows nothing about checks: findings carry their check id as a string, and the
 //! SARIF renderer receives the rule descriptions as data ([`Rule`]).
 
+pub mod cache;
 pub mod github;
 pub mod human;
 pub mod sarif;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a package loads: the Hermes versions every call on ctx fits (oldest first; `main` is
 /// upstream's development branch), the oldest, and what needs a newer Hermes than any release.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CompatibilityReport {
     /// Versions it loads on.
     pub loads_on: Vec<String>,
@@ -20,14 +21,14 @@ pub struct CompatibilityReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first: Option<String>,
     /// Features no release reads yet.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub needs_newer: Vec<String>,
     /// One line for people (`loads on Hermes 0.17.0 – 0.19.0, main`).
     pub summary: String,
 }
 
 /// The whole validation report (the `--format json` document).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     /// The program that made the report.
     pub tool: Tool,
@@ -40,7 +41,7 @@ pub struct Report {
 }
 
 /// The program that made a report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Tool {
     /// `hermes-plugins`.
     pub name: String,
@@ -49,7 +50,7 @@ pub struct Tool {
 }
 
 /// One package's results.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PackageReport {
     /// The package directory as reached from the path given.
     pub path: String,
@@ -143,7 +144,7 @@ impl PackageReport {
 }
 
 /// Registrations found by static analysis of `register(ctx)`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RegistrationsReport {
     /// Whether register(ctx) was found and interpreted.
     pub analyzed: bool,
@@ -164,7 +165,7 @@ pub struct RegistrationsReport {
 }
 
 /// One registration.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RegistrationEntry {
     /// The registered name.
     pub name: String,
@@ -181,7 +182,7 @@ pub struct RegistrationEntry {
 }
 
 /// A hook or middleware callback.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CallbackReport {
     /// Function name (`<lambda>` for lambdas).
     pub name: String,
@@ -194,7 +195,7 @@ pub struct CallbackReport {
 }
 
 /// A registration whose name could not be determined statically.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UndeterminedEntry {
     /// `tool`, `hook`, `middleware`, or absent for ctx handed to code that cannot be followed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -208,7 +209,7 @@ pub struct UndeterminedEntry {
 }
 
 /// The security scan's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SecurityReport {
     /// `safe`, `caution` or `dangerous`.
     pub verdict: String,
@@ -221,7 +222,7 @@ pub struct SecurityReport {
 }
 
 /// What `--probe` observed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProbeReport {
     /// Whether register(ctx) ran to completion without raising.
     pub ok: bool,
@@ -249,7 +250,7 @@ pub struct ProbeReport {
 }
 
 /// A skill that would load.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SkillReport {
     /// Skill name (= its directory).
     pub name: String,
@@ -260,7 +261,7 @@ pub struct SkillReport {
 }
 
 /// An MCP server that would load.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServerReport {
     /// Server name as written.
     pub name: String,
@@ -280,7 +281,7 @@ pub struct ServerReport {
 }
 
 /// One finding.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
     /// Stable check id.
     pub check: String,
@@ -306,7 +307,7 @@ pub struct Finding {
 }
 
 /// Error, warning and info counts.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Counts {
     /// Errors.
     pub errors: usize,
@@ -332,7 +333,7 @@ impl Counts {
 }
 
 /// Totals over the report.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Summary {
     /// Packages validated.
     pub packages: usize,

@@ -51,6 +51,73 @@ fn audit(w: &World) -> Vec<Value> {
         .collect()
 }
 
+/// A grant, and enabling a plugin without requirements, leave the lock as it is: the new
+/// generation takes the current one's venv by hard links — no resolution, no install, no
+/// index (it answers 500 meanwhile) — and what it holds verifies and imports. A change that
+/// does need the index then fails, so the index really was unreachable.
+#[test]
+fn an_unchanged_lock_publishes_without_the_index() {
+    use std::os::unix::fs::MetadataExt;
+    let w = World::new();
+    let weather = repo_with(
+        &w,
+        "weather",
+        &files(
+            "weather",
+            "1.0.0",
+            "capabilities:\n  - tools.override\npython_dependencies:\n  - \"weatherlib==1.0.0\"\n",
+            &["forecast"],
+        ),
+    );
+    w.ok(&["install", &file_url(&weather), "--enable", "--yes-deps"]);
+    assert_eq!(w.current(), Some(1));
+    w.index.set_fault(common::index::Fault::Status(500));
+
+    let out = w.json(&["capabilities", "weather", "--grant", "tools.override"]);
+    assert_eq!(out["generation"]["published"], true, "{out:#}");
+    assert_eq!(w.current(), Some(2));
+    let module = w.venv_python("import weatherlib; print(weatherlib.__file__)");
+    let module = Path::new(module.trim());
+    assert!(
+        module.to_string_lossy().contains("/generations/2/"),
+        "{}",
+        module.display()
+    );
+    let first = module
+        .to_string_lossy()
+        .replace("/generations/2/", "/generations/1/");
+    assert_eq!(
+        std::fs::metadata(module).unwrap().ino(),
+        std::fs::metadata(&first).unwrap().ino(),
+        "generation 2 shares generation 1's installed files"
+    );
+    let env = w.json(&["env"]);
+    assert_eq!(
+        env["plugins"][0]["granted_capabilities"],
+        serde_json::json!(["tools.override"])
+    );
+
+    let radar = repo_with(&w, "radar", &files("radar", "1.0.0", "", &["radar_tool"]));
+    w.ok(&["install", &file_url(&radar), "--enable", "--yes-deps"]);
+    assert_eq!(w.current(), Some(3));
+    let (code, out, err) = w.run(&["verify"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+
+    let news = repo_with(
+        &w,
+        "news",
+        &files(
+            "news",
+            "1.0.0",
+            "python_dependencies:\n  - \"newslib==1.0.0\"\n",
+            &["news_tool"],
+        ),
+    );
+    let (code, _, err) = w.run(&["install", &file_url(&news), "--enable", "--yes-deps"]);
+    assert_ne!(code, Some(0), "{err}");
+    assert_eq!(w.current(), Some(3));
+}
+
 /// Runs the binary on a pseudo-terminal, answering prompts in order.
 fn interactive(w: &World, args: &[&str], answers: &[(&str, &str)]) -> (i32, String) {
     let mut command = vec![env!("CARGO_BIN_EXE_hermes-plugins").to_string()];

@@ -141,6 +141,14 @@ pub(super) fn publish(
             store: cx.layout.store(),
             wheel_cache: cx.layout.wheel_cache(),
             wheel_limits: cx.wheel_limits,
+            reuse: current.and_then(|c| {
+                crate::generation::reuse::reusable(
+                    &cx.layout.generation(c.number),
+                    c,
+                    &lock,
+                    &cx.python,
+                )
+            }),
         },
         new_doc,
     );
