@@ -140,13 +140,13 @@ fn main() {
     // 1. enable (10 deps) vs uv venv + uv pip install of the same lock.
     must(hp(&home, &url, &["enable", "ten", "--yes-deps"])); // warms our cache
     must(hp(&home, &url, &["disable", "ten"]));
-    let enable = time(iterations, || {
+    let ours = || {
         let start = Instant::now();
         must(hp(&home, &url, &["enable", "ten", "--yes-deps"]));
         let t = start.elapsed();
         must(hp(&home, &url, &["disable", "ten"]));
         t
-    });
+    };
     must(hp(&home, &url, &["enable", "ten", "--yes-deps"]));
     let generation: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(home.join("pm/current/generation.json")).unwrap(),
@@ -197,7 +197,16 @@ fn main() {
         start.elapsed()
     };
     uv_run(); // warms uv's cache
-    let theirs = time(iterations, uv_run);
+    must(hp(&home, &url, &["disable", "ten"]));
+    // Interleaved, so both see the same machine.
+    let (mut enable, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..iterations {
+        enable.push(ours());
+        theirs.push(uv_run());
+    }
+    enable.sort();
+    theirs.sort();
+    must(hp(&home, &url, &["enable", "ten", "--yes-deps"]));
     println!("enable of a plugin with 10 dependencies:");
     line("hermes-plugins enable (resolve+venv+install)", &enable);
     line("uv venv + uv pip install (same lock)", &theirs);
@@ -243,9 +252,12 @@ fn main() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("\"published\": true"));
         t
     });
+    // The same index answering 500 to everything (a different URL would be another
+    // environment, rightly resolved again).
+    server.set_fault(index::Fault::Status(500));
     let offline = must(hp(
         &home,
-        "http://127.0.0.1:9/simple",
+        &url,
         &[
             "--json",
             "capabilities",
@@ -254,6 +266,7 @@ fn main() {
             "tools.override",
         ],
     ));
+    server.set_fault(index::Fault::None);
     assert!(String::from_utf8_lossy(&offline.stdout).contains("\"published\": true"));
     println!("grant-only change (a new generation, same lock):");
     line("hermes-plugins capabilities --grant/--revoke", &grant);

@@ -2,7 +2,8 @@
 //! each alone and then all together; when the joint resolution fails, bisection names the
 //! entry whose addition breaks it and the first partner it conflicts with, and the search
 //! repeats without that entry until the rest resolves. All resolutions share one uv session,
-//! so index metadata is fetched once.
+//! so index metadata is fetched once; the entries' repositories are fetched first, several at
+//! a time.
 
 use std::path::{Path, PathBuf};
 
@@ -76,6 +77,53 @@ fn entry_input(
     Ok(input)
 }
 
+/// How many repositories are fetched at once.
+const FETCH_JOBS: usize = 4;
+
+/// Every entry fetched at its pin (see [`entry_input`]), [`FETCH_JOBS`] repositories at a
+/// time; entries of the same repository go one after the other in one worker, so its cached
+/// bare repository is fetched into once. Results are in `entries`' order.
+fn fetch_all(
+    entries: &[&Entry],
+    scratch: &Path,
+    git_cache: &Path,
+) -> Vec<Result<PluginInput, (&'static str, String)>> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut by_repo: std::collections::HashMap<String, usize> = Default::default();
+    for (i, entry) in entries.iter().enumerate() {
+        let repo = crate::catalog::url::normalize(&entry.repo);
+        let group = *by_repo.entry(repo).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[group].push(i);
+    }
+    let results: Mutex<Vec<Option<Result<PluginInput, (&'static str, String)>>>> =
+        Mutex::new((0..entries.len()).map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..FETCH_JOBS.min(groups.len()) {
+            scope.spawn(|| {
+                while let Some(group) = groups.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    for &i in group {
+                        let input =
+                            entry_input(entries[i], &scratch.join(format!("{i}")), git_cache);
+                        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(input);
+                    }
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(("fetch", "not fetched".to_string()))))
+        .collect()
+}
+
 /// A conflicting pair `(j, k)` of `all`, whose members each resolve alone while all of them
 /// together do not: the smallest `k` with `all[..=k]` failing, then the smallest `j < k` with
 /// `all[..=j] + all[k]` failing — O(log n) resolutions each.
@@ -136,13 +184,12 @@ pub fn resolve_all(
     let mut inputs_ok: Vec<(usize, PluginInput)> = Vec::new();
     let mut sorted: Vec<&Entry> = entries.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    for (i, entry) in sorted.iter().enumerate() {
-        progress(&format!(
-            "{}: fetching {} at {}",
-            entry.name,
-            entry.repo,
-            &entry.sha[..entry.sha.len().min(12)]
-        ));
+    progress(&format!(
+        "fetching {} entries at their pins ({FETCH_JOBS} repositories at a time)",
+        sorted.len()
+    ));
+    let fetched = fetch_all(&sorted, scratch, git_cache);
+    for (entry, fetched) in sorted.iter().zip(fetched) {
         let mut result = EntryResult {
             name: entry.name.clone(),
             file: entry.file.clone(),
@@ -151,7 +198,7 @@ pub fn resolve_all(
             reason: None,
             packages: 0,
         };
-        let input = match entry_input(entry, &scratch.join(format!("{i}")), git_cache) {
+        let input = match fetched {
             Ok(input) => input,
             Err((stage, reason)) => {
                 result.stage = Some(stage);

@@ -93,6 +93,9 @@ impl<'t> Scopes<'t> {
     }
 }
 
+/// The in-place mutations `mutated_names` looks for, as first written: the word boundary
+/// makes the match start at a whole identifier, the group is that identifier.
+#[cfg(test)]
 static MUTATION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(
         r"\b([A-Za-z_][A-Za-z0-9_]*)\s*(?:\.\s*(?:append|extend|insert|update|add|setdefault|__setitem__|pop|remove|clear)\s*\(|\[[^\]\n]*\]\s*=[^=]|(?:\+|\|)=)",
@@ -100,14 +103,58 @@ static MUTATION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
     .expect("valid regex")
 });
 
+/// The same without the word boundary: Unicode `\b` keeps the regex off its DFA engines on
+/// any non-ASCII text (most modules have some), which made this scan a third of `validate`'s
+/// instructions on the Hermes corpus. The boundary is checked by hand instead
+/// ([`mutations`]).
+static MUTATION_TAIL_RE: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(MUTATION_TAIL).expect("valid regex"));
+
+/// An identifier, then a call of a mutating method, a subscript assignment, `+=` or `|=`.
+const MUTATION_TAIL: &str = r"[A-Za-z_][A-Za-z0-9_]*\s*(?:\.\s*(?:append|extend|insert|update|add|setdefault|__setitem__|pop|remove|clear)\s*\(|\[[^\]\n]*\]\s*=[^=]|(?:\+|\|)=)";
+
+/// One character a Unicode `\w` matches (what `\b` looks at).
+static WORD_CHAR: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"^\w$").expect("valid regex"));
+
+/// The names `\b` + [`MUTATION_TAIL`] finds in `text`, in order — exactly what the
+/// capturing regex with the boundary gives. A match of the tail that starts inside a word
+/// (the character before it is a `\w`) is one the boundary refuses; no position up to the
+/// end of that word can start one either, so the search goes on from there.
+fn mutations(text: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut at = 0;
+    while let Some(found) = MUTATION_TAIL_RE.find_at(text, at) {
+        let start = found.start();
+        let inside_word = text[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| WORD_CHAR.is_match(c.encode_utf8(&mut [0; 4])));
+        if inside_word {
+            let rest = &text[start..];
+            let word_end = rest
+                .char_indices()
+                .find(|(_, c)| !WORD_CHAR.is_match(c.encode_utf8(&mut [0; 4])))
+                .map_or(rest.len(), |(i, _)| i);
+            at = start + word_end.max(1);
+            continue;
+        }
+        let matched = found.as_str();
+        let end = matched
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(matched.len());
+        names.push(&matched[..end]);
+        at = found.end();
+    }
+    names
+}
+
 /// Names that some module of the package mutates in place.
 fn mutated_names(set: &SourceSet) -> std::collections::HashSet<String> {
     let mut out = std::collections::HashSet::new();
     for module in &set.modules {
-        for cap in MUTATION.captures_iter(&module.text) {
-            if let Some(name) = cap.get(1) {
-                out.insert(name.as_str().to_string());
-            }
+        for name in mutations(&module.text) {
+            out.insert(name.to_string());
         }
     }
     out
@@ -369,5 +416,50 @@ fn split_alias(module: &super::source::PyModule, name: Node<'_>) -> (String, Opt
         (dotted.to_string(), alias)
     } else {
         (module.text_of(name).to_string(), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MUTATION, mutations};
+
+    /// The names the capture group gives, the way `mutated_names` used to take them.
+    fn by_captures(text: &str) -> Vec<String> {
+        MUTATION
+            .captures_iter(text)
+            .filter_map(|c| c.get(1).map(|m| m.as_str().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_hand_checked_boundary_finds_what_the_regex_did() {
+        let samples = [
+            "TOOLS.append(x)\nregistry . update ( {} )\n",
+            "a[1] = 2\nb[k]==3\nc += [1]\nd |= {2}\n_e9.pop()\n",
+            "x.y.append(1)\nobj.attr[0] = 1\n9abc.add(1)\n\u{e9}a.add(1)\n",
+            "if a[i] == b: pass\nitems.__setitem__(k, v)\nfoo  .  clear  ()\n",
+            "s = 'q.append(1)'\n# cache[key] = value\nlst+=1\nl|=m\n",
+            "\u{2040}x.add(1) x\u{301}y.add(1) \u{a0}z.pop() \u{e9}\u{e9}.add(1) _\u{e9}b.add(1)",
+        ];
+        for text in samples {
+            assert_eq!(mutations(text), by_captures(text), "{text:?}");
+        }
+        // Random soup, weighted towards the pattern's characters, with non-ASCII word
+        // characters (letters, a combining mark, a connector) and spaces.
+        let alphabet: Vec<char> = "ab_9 .[]=+|(\nappendupdate\u{e9}\u{301}\u{2040}\u{a0}\u{4e2d}"
+            .chars()
+            .collect();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..5_000 {
+            let text: String = (0..40)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    alphabet[(state % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            assert_eq!(mutations(&text), by_captures(&text), "{text:?}");
+        }
     }
 }
