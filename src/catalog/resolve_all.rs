@@ -60,11 +60,7 @@ fn first_sentence(f: &Failure) -> String {
 
 /// An entry fetched at its pin, its requirements labelled by the entry's name (which reviewers
 /// know); the stage (`fetch`, `manifest`) and reason when that fails.
-fn entry_input(
-    entry: &Entry,
-    checkout: &Path,
-    git_cache: &Path,
-) -> Result<PluginInput, (&'static str, String)> {
+fn entry_input(entry: &Entry, checkout: &Path, git_cache: &Path) -> Fetched {
     git::checkout_sha_cached(&entry.repo, &entry.sha, git_cache, checkout, &mut |_, _| {})
         .map_err(|e| ("fetch", e.to_string()))?;
     let dir = source::contained_subdir(checkout, entry.subdir.as_deref())
@@ -77,17 +73,16 @@ fn entry_input(
     Ok(input)
 }
 
+/// An entry's requirements, or the stage that failed and why.
+type Fetched = Result<PluginInput, (&'static str, String)>;
+
 /// How many repositories are fetched at once.
 const FETCH_JOBS: usize = 4;
 
 /// Every entry fetched at its pin (see [`entry_input`]), [`FETCH_JOBS`] repositories at a
 /// time; entries of the same repository go one after the other in one worker, so its cached
 /// bare repository is fetched into once. Results are in `entries`' order.
-fn fetch_all(
-    entries: &[&Entry],
-    scratch: &Path,
-    git_cache: &Path,
-) -> Vec<Result<PluginInput, (&'static str, String)>> {
+fn fetch_all(entries: &[&Entry], scratch: &Path, git_cache: &Path) -> Vec<Fetched> {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -100,7 +95,7 @@ fn fetch_all(
         });
         groups[group].push(i);
     }
-    let results: Mutex<Vec<Option<Result<PluginInput, (&'static str, String)>>>> =
+    let results: Mutex<Vec<Option<Fetched>>> =
         Mutex::new((0..entries.len()).map(|_| None).collect());
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
