@@ -60,23 +60,31 @@ fn theirs(uv: &Path, world: &World, world_dir: &Path, index: &str, py: &Path) ->
     cmd
 }
 
-fn time(mut make: impl FnMut() -> Command, iterations: usize) -> Vec<Duration> {
-    let mut times: Vec<Duration> = (0..iterations)
-        .map(|_| {
-            let mut cmd = make();
-            let start = Instant::now();
-            let out = cmd.output().expect("runs");
-            let elapsed = start.elapsed();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            elapsed
-        })
-        .collect();
-    times.sort();
-    times
+fn run(cmd: &mut Command) -> Duration {
+    let start = Instant::now();
+    let out = cmd.output().expect("runs");
+    let elapsed = start.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    elapsed
+}
+
+/// Both commands `iterations` times, interleaved (so both see the same machine); each
+/// side's times sorted.
+fn time(
+    mut a: impl FnMut() -> Command,
+    mut b: impl FnMut() -> Command,
+    iterations: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let (mut x, mut y): (Vec<Duration>, Vec<Duration>) = (0..iterations)
+        .map(|_| (run(&mut a()), run(&mut b())))
+        .unzip();
+    x.sort();
+    y.sort();
+    (x, y)
 }
 
 fn main() {
@@ -153,8 +161,8 @@ fn main() {
     };
     let pins = dir.path().join("requirements.txt");
     // 1. First resolution: core's pins are the only preferences on both sides.
-    let a = time(|| ours(dir.path(), &plugins, &url, &py), iterations);
-    let b = time(
+    let (a, b) = time(
+        || ours(dir.path(), &plugins, &url, &py),
         || {
             std::fs::write(&pins, world.pins_txt()).unwrap();
             theirs(&uv, &world, dir.path(), &url, &py)
@@ -174,14 +182,14 @@ fn main() {
             .unwrap()
             .success()
     );
-    let a = time(
+    let (a, b) = time(
         || {
             let mut cmd = ours(dir.path(), &plugins, &url, &py);
             cmd.arg("--lock").arg(&lock).arg("--dry-run");
             cmd
         },
+        || theirs(&uv, &world, dir.path(), &url, &py),
         iterations,
     );
-    let b = time(|| theirs(&uv, &world, dir.path(), &url, &py), iterations);
     report("re-resolution (preferences: the previous result)", &a, &b);
 }
