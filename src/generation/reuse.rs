@@ -15,6 +15,18 @@ use std::path::{Path, PathBuf};
 use super::doc::GenerationDoc;
 use crate::resolve::lock::Lock;
 
+/// The interpreter a build is asked to use.
+#[derive(Debug, Clone, Copy)]
+pub struct Python<'a> {
+    /// As the user or the settings name it (`--python`: a path, possibly a wrapper such as a
+    /// pyenv shim, which is not the file the venv was made from).
+    pub asked: &'a Path,
+    /// Whether it was asked for exactly as when the previous generation was resolved (equal
+    /// resolution digests, which cover `--python`): then the venv's recorded base is taken as
+    /// the interpreter, as the reused lock already is — only that it still exists is checked.
+    pub as_before: bool,
+}
+
 /// A previous generation whose venv the next one can take as it is.
 #[derive(Debug, Clone)]
 pub struct ReusableVenv {
@@ -35,47 +47,44 @@ pub struct Carried {
     pub symlinks: u64,
 }
 
-/// `previous` (the current generation, in `generation_dir`) when its venv can serve a
-/// generation installing `lock` with the base interpreter `python`: the same packages (name,
-/// version, file and hash), the same interpreter version and base, and the venv present with
-/// the same set of installed distributions (`*.dist-info`) as the lock — a cheap check that the
+/// `previous` (the current generation, in `generation_dir`) if its venv can serve a
+/// generation installing `lock` with the interpreter `python`: the same packages (name,
+/// version, file and hash), the same interpreter version and base (resolved to the real file,
+/// or asked for as before), and the venv present with
+/// the same set of installed distributions (`*.dist-info`, read as `verify` reads them) as the lock — a cheap check that the
 /// directory is what the document says, not a re-verification of every file (`verify` does
 /// that).
 pub fn reusable(
     generation_dir: &Path,
     previous: &GenerationDoc,
     lock: &Lock,
-    python: &Path,
-) -> Option<ReusableVenv> {
-    if previous.lock.packages != lock.packages
-        || previous.lock.python != lock.python
-        || previous.python.venv.is_empty()
-        || !same_interpreter(python, Path::new(&previous.python.base))
-    {
-        return None;
+    python: &Python<'_>,
+) -> Result<ReusableVenv, &'static str> {
+    if previous.lock.packages != lock.packages || previous.lock.python != lock.python {
+        return Err("the lock changed");
+    }
+    if previous.python.venv.is_empty() {
+        return Err("the current generation has no venv");
+    }
+    let base = Path::new(&previous.python.base);
+    let same = if python.as_before {
+        base.is_file()
+    } else {
+        same_interpreter(python.asked, base)
+    };
+    if !same {
+        return Err("the base interpreter is another one");
     }
     let site_packages = generation_dir.join(&previous.python.site_packages);
-    let mut found: Vec<(String, String)> = std::fs::read_dir(&site_packages)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e
-                .file_name()
-                .to_str()?
-                .strip_suffix(".dist-info")?
-                .to_string();
-            let (dist, version) = name.rsplit_once('-')?;
-            Some((normalize(dist), version.to_string()))
-        })
+    let found: std::collections::BTreeSet<_> = super::verify::installed(&site_packages)
+        .map_err(|_| "its site-packages cannot be read")?
+        .into_iter()
+        .map(|(_, distribution)| distribution)
         .collect();
-    found.sort();
-    let mut wanted: Vec<(String, String)> = lock
-        .packages
-        .iter()
-        .map(|p| (normalize(&p.name), p.version.clone()))
-        .collect();
-    wanted.sort();
-    (found == wanted).then(|| ReusableVenv {
+    if found != super::verify::locked(lock) {
+        return Err("its venv does not hold exactly the lock's distributions");
+    }
+    Ok(ReusableVenv {
         generation: generation_dir.to_path_buf(),
         doc: previous.clone(),
     })
@@ -89,19 +98,6 @@ fn same_interpreter(asked: &Path, base: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
-}
-
-/// A distribution name as PEP 503 compares it (`Foo_Bar.baz` → `foo-bar-baz`).
-fn normalize(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        let c = if matches!(c, '_' | '.') { '-' } else { c };
-        if c == '-' && out.ends_with('-') {
-            continue;
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
 }
 
 /// Re-creates the tree `from` at `to` (which must not exist): directories with their
@@ -166,6 +162,76 @@ mod tests {
     use super::*;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
+    /// A generation directory holding the seed document of `fuzz/`, its base interpreter a
+    /// file of the test, and a venv whose `site-packages` has the given `*.dist-info`.
+    fn generation(tmp: &Path, dist_infos: &[&str]) -> (PathBuf, GenerationDoc, PathBuf) {
+        let dir = tmp.join("generations/1");
+        let python = tmp.join("python3.11");
+        std::fs::write(&python, "").unwrap();
+        let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/state_docs");
+        let mut doc = GenerationDoc::read(&seed).unwrap();
+        doc.python.base = python.display().to_string();
+        let site = dir.join(&doc.python.site_packages);
+        std::fs::create_dir_all(&site).unwrap();
+        for info in dist_infos {
+            std::fs::create_dir(site.join(info)).unwrap();
+        }
+        (dir, doc, python)
+    }
+
+    /// An interpreter asked for now, not as before.
+    fn asked(path: &Path) -> Python<'_> {
+        Python {
+            asked: path,
+            as_before: false,
+        }
+    }
+
+    #[test]
+    fn only_the_same_lock_interpreter_and_venv_are_reused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, doc, python) = generation(tmp.path(), &["hermes_demo_forecast-1.0.0.dist-info"]);
+        let lock = doc.lock.clone();
+        assert!(reusable(&dir, &doc, &lock, &asked(&python)).is_ok());
+        // Another version in the new lock.
+        let mut moved = lock.clone();
+        moved.packages[0].version = "1.0.1".into();
+        assert!(reusable(&dir, &doc, &moved, &asked(&python)).is_err());
+        // Another interpreter asked for.
+        let other = tmp.path().join("python3.12");
+        std::fs::write(&other, "").unwrap();
+        assert!(reusable(&dir, &doc, &lock, &asked(&other)).is_err());
+        // A link to the same interpreter is the same interpreter.
+        let link = tmp.path().join("python3");
+        std::os::unix::fs::symlink(&python, &link).unwrap();
+        assert!(reusable(&dir, &doc, &lock, &asked(&link)).is_ok());
+        // A wrapper (a pyenv shim) asked for as before: the recorded base is taken, while it
+        // exists.
+        let shim = tmp.path().join("shim");
+        std::fs::write(&shim, "#!/bin/sh\n").unwrap();
+        assert!(reusable(&dir, &doc, &lock, &asked(&shim)).is_err());
+        let as_before = Python {
+            asked: &shim,
+            as_before: true,
+        };
+        assert!(reusable(&dir, &doc, &lock, &as_before).is_ok());
+        std::fs::remove_file(&python).unwrap();
+        assert!(reusable(&dir, &doc, &lock, &as_before).is_err());
+        // The venv does not hold what the document says: an extra or a missing distribution.
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, doc, python) = generation(
+            tmp.path(),
+            &[
+                "hermes_demo_forecast-1.0.0.dist-info",
+                "six-1.16.0.dist-info",
+            ],
+        );
+        assert!(reusable(&dir, &doc, &doc.lock.clone(), &asked(&python)).is_err());
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, doc, python) = generation(tmp.path(), &[]);
+        assert!(reusable(&dir, &doc, &doc.lock.clone(), &asked(&python)).is_err());
+    }
+
     #[test]
     fn link_tree_shares_files_and_recreates_the_rest() {
         let tmp = tempfile::tempdir().unwrap();
@@ -221,11 +287,5 @@ mod tests {
         );
         // The target must not exist: nothing is merged into an existing tree.
         assert!(link_tree(&from, &to).is_err());
-    }
-
-    #[test]
-    fn names_compare_as_pep_503_says() {
-        assert_eq!(normalize("Foo_Bar.baz"), "foo-bar-baz");
-        assert_eq!(normalize("a--b"), "a-b");
     }
 }

@@ -3,12 +3,48 @@
 //! every installed file against the sha256 in its wheel's `RECORD`.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 use super::doc::GenerationDoc;
+use crate::resolve::lock::Lock;
 use crate::store::Store;
+
+/// A distribution as the lock and a venv's `*.dist-info` directories both name it: the
+/// normalised project name and the version.
+pub type Distribution = (String, String);
+
+/// The distributions `lock` installs.
+pub fn locked(lock: &Lock) -> BTreeSet<Distribution> {
+    lock.packages
+        .iter()
+        .map(|p| (normalise(&p.name), p.version.clone()))
+        .collect()
+}
+
+/// The `*.dist-info` directories of the venv's `site` directory, sorted, each with the
+/// distribution it names (`<name>-<version>.dist-info`, the name escaped without `-`).
+pub fn installed(site: &Path) -> std::io::Result<Vec<(PathBuf, Distribution)>> {
+    let mut infos: Vec<PathBuf> = std::fs::read_dir(site)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "dist-info"))
+        .collect();
+    infos.sort();
+    Ok(infos
+        .into_iter()
+        .map(|info| {
+            let stem = info
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let (name, version) = stem.split_once('-').unwrap_or((stem.as_str(), ""));
+            let distribution = (normalise(name), version.to_string());
+            (info, distribution)
+        })
+        .collect())
+}
 
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -77,35 +113,19 @@ pub fn verify(generation_dir: &Path, doc: &GenerationDoc, store: &Store) -> Vec<
         }
     }
     let site = generation_dir.join(&doc.python.site_packages);
-    let expected: BTreeSet<(String, String)> = doc
-        .lock
-        .packages
-        .iter()
-        .map(|p| (normalise(&p.name), p.version.clone()))
-        .collect();
+    let expected = locked(&doc.lock);
     let mut found = BTreeSet::new();
-    let entries = match std::fs::read_dir(&site) {
-        Ok(e) => e,
+    let dist_infos = match installed(&site) {
+        Ok(d) => d,
         Err(e) => {
             problems.push(problem("venv", format!("{}: {e}", site.display())));
             return problems;
         }
     };
-    let mut dist_infos: Vec<_> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "dist-info"))
-        .collect();
-    dist_infos.sort();
-    for info in dist_infos {
-        let stem = info
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_default();
-        let (name, version) = stem.split_once('-').unwrap_or((stem.as_str(), ""));
-        let subject = format!("{} {version}", normalise(name));
-        found.insert((normalise(name), version.to_string()));
+    for (info, (name, version)) in dist_infos {
+        let subject = format!("{name} {version}");
         problems.extend(check_record(&site, &info, &subject));
+        found.insert((name, version));
     }
     for (name, version) in expected.difference(&found) {
         problems.push(problem(

@@ -103,6 +103,7 @@ pub(super) fn publish(
         resolved,
     } = publication;
     let lock = resolved.lock;
+    let resolution_digest = resolved.digest;
     let new_doc = GenerationDoc {
         format: doc::GENERATION_FORMAT,
         number: 0,
@@ -110,7 +111,7 @@ pub(super) fn publish(
         created: doc::created_at(cx.source_date_epoch),
         operation: operation.clone(),
         inputs_digest: digest,
-        resolution_digest: Some(resolved.digest),
+        resolution_digest: Some(resolution_digest.clone()),
         index: Some(index_record(&cx.index)),
         core: core_identity(cx),
         python: PythonEnv {
@@ -142,12 +143,20 @@ pub(super) fn publish(
             wheel_cache: cx.layout.wheel_cache(),
             wheel_limits: cx.wheel_limits,
             reuse: current.and_then(|c| {
+                let python = crate::generation::reuse::Python {
+                    asked: &cx.python,
+                    as_before: c.resolution_digest.as_deref() == Some(resolution_digest.as_str()),
+                };
                 crate::generation::reuse::reusable(
                     &cx.layout.generation(c.number),
                     c,
                     &lock,
-                    &cx.python,
+                    &python,
                 )
+                .inspect_err(|why| {
+                    tracing::debug!("the venv of generation {} is not reused: {why}", c.number)
+                })
+                .ok()
             }),
         },
         new_doc,

@@ -187,13 +187,29 @@ fn an_unmodified_hermes_runs_exactly_the_leased_generation() {
         "{rolled:#}"
     );
 
-    // Granted, the override loads.
+    // Granted, the override loads. `shadow` has no requirements, so the lock stays and the
+    // new generation's venv is the rolled-back one's, carried over by hard links: the real
+    // Hermes runs on it, the tool still importing its dependency from it.
+    let rolled_back = w.current().unwrap();
     w.ok(&["enable", "shadow", "--grant", "tools.override"]);
+    let carried = w.current().unwrap();
+    let pyvenv = |n: u64| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(w.pm().join(format!("generations/{n}/venv/pyvenv.cfg")))
+            .unwrap()
+            .ino()
+    };
+    assert_ne!(carried, rolled_back);
+    assert_eq!(pyvenv(carried), pyvenv(rolled_back), "the venv is shared");
     let granted = snapshot(&w, &python, &script);
     assert_eq!(enabled(&granted), ["shadow", "sky"], "{granted:#}");
     assert_eq!(
         granted["plugins"]["shadow"]["tools"],
         serde_json::json!(["read_file"])
+    );
+    assert_eq!(
+        granted["tools"]["sky_tool"], "weatherlib 1.0.0",
+        "{granted:#}"
     );
 }
 
