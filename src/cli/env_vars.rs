@@ -77,6 +77,8 @@ impl EnvVars {
     pub const SSL_CERT_FILE: &'static str = "SSL_CERT_FILE";
     /// The CA directory, as uv and OpenSSL read it.
     pub const SSL_CERT_DIR: &'static str = "SSL_CERT_DIR";
+    /// The ssh-agent's socket: git over SSH takes its keys from the agent.
+    pub const SSH_AUTH_SOCK: &'static str = "SSH_AUTH_SOCK";
     /// "Now" for the quarantine (RFC 3339).
     pub const HERMES_PLUGINS_NOW: &'static str = "HERMES_PLUGINS_NOW";
     /// The creation time recorded in generations (reproducible builds).
@@ -244,6 +246,7 @@ pub fn git_config() -> Result<crate::source::git::GitConfig, String> {
                 })
                 .unwrap_or_default(),
         },
+        ssh_agent: value(EnvVars::SSH_AUTH_SOCK).is_some(),
     })
 }
 

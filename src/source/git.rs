@@ -87,6 +87,8 @@ pub struct GitConfig {
     pub github_hosts: Vec<String>,
     /// The proxies the environment names, as git and curl read them.
     pub proxies: Proxies,
+    /// Whether an ssh-agent is reachable (`SSH_AUTH_SOCK` set): SSH keys come from it.
+    pub ssh_agent: bool,
 }
 
 /// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` (lower case first, then upper
@@ -284,7 +286,7 @@ fn credentials(
         return git2::Cred::username(username.unwrap_or("git"));
     }
     if allowed.contains(git2::CredentialType::SSH_KEY) {
-        if std::env::var_os("SSH_AUTH_SOCK").is_none_or(|s| s.is_empty()) {
+        if !config.ssh_agent {
             return Err(git2::Error::from_str(
                 "SSH authentication goes through the ssh-agent, and SSH_AUTH_SOCK is not set: start one (`eval \"$(ssh-agent)\"`) and add your key (`ssh-add`)",
             ));
@@ -321,12 +323,7 @@ fn credentials(
 fn network_error(url: &str, e: &git2::Error, stalled: bool) -> GitError {
     let limits = Timeouts::configured();
     let ssh = url.starts_with("ssh://") || (url.starts_with("git@") && url.contains(':'));
-    let message = if ssh && !git2::Version::get().ssh() {
-        format!(
-            "SSH URLs need libgit2 with SSH support, which this build does not have ({}); use the repository's https:// URL — with GITHUB_TOKEN or a git credential helper for a private one",
-            e.message()
-        )
-    } else if ssh && e.message().contains("hostkey") {
+    let message = if ssh && e.message().contains("hostkey") {
         let host = ssh_host(url);
         format!(
             "the SSH host key of {host} is not in ~/.ssh/known_hosts, or differs from the key recorded there: refused ({}). Check the host's fingerprint with its operator, then add it: `ssh-keyscan {} >> ~/.ssh/known_hosts`",
