@@ -143,12 +143,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     match &args.action {
         CatalogAction::Update { catalogs } => {
             let layout = crate::home::Layout::new(&super::manage::home(global));
-            let values = super::manage::catalog_values(catalogs);
-            if values.is_empty() {
-                return Err(CliError::usage(
-                    "no catalog configured: pass --catalog URL or set HERMES_PLUGINS_CATALOG",
-                ));
-            }
+            let values = super::manage::required_catalog_values(catalogs)?;
             let mut updated = Vec::new();
             for value in &values {
                 let dir = super::manage::catalog_dir(value, &layout, true, global)?;
@@ -325,12 +320,7 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
 /// name in a catalog of higher precedence left out.
 pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let layout = crate::home::Layout::new(&super::manage::home(global));
-    let values = super::manage::catalog_values(&args.catalogs);
-    if values.is_empty() {
-        return Err(CliError::usage(
-            "no catalog configured: pass --catalog DIR|URL or set HERMES_PLUGINS_CATALOG",
-        ));
-    }
+    let values = super::manage::required_catalog_values(&args.catalogs)?;
     let mut entries: Vec<catalog::entry::Entry> = Vec::new();
     let mut origin: std::collections::HashMap<String, String> = Default::default();
     for value in &values {

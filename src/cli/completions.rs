@@ -29,14 +29,10 @@ pub fn installed_names(current: &OsStr) -> Vec<CompletionCandidate> {
     let Some(prefix) = current.to_str() else {
         return Vec::new();
     };
-    let home = std::env::var_os(EnvVars::HERMES_HOME)
+    let explicit = std::env::var_os(EnvVars::HERMES_HOME)
         .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os(EnvVars::HOME).map(|h| PathBuf::from(h).join(".hermes")));
-    let Some(home) = home else {
-        return Vec::new();
-    };
-    let layout = crate::home::Layout::new(&home);
+        .map(PathBuf::from);
+    let layout = crate::home::Layout::new(&super::manage::home_from(explicit.as_deref()));
     let Ok(installed) = crate::state::installed::Installed::read(&layout.installed()) else {
         return Vec::new();
     };

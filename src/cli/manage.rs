@@ -77,7 +77,12 @@ impl PlanArgs {
 /// The Hermes home directory: `--home`, `$HERMES_HOME`, else `~/.hermes` — always absolute
 /// (generations record paths relative to it, and the agent may run elsewhere).
 pub fn home(global: &GlobalArgs) -> PathBuf {
-    let home = global.home.clone().unwrap_or_else(|| {
+    home_from(global.home.as_deref())
+}
+
+/// The Hermes home `explicit` names, else `~/.hermes`, made absolute.
+pub fn home_from(explicit: Option<&Path>) -> PathBuf {
+    let home = explicit.map(Path::to_path_buf).unwrap_or_else(|| {
         std::env::var_os(EnvVars::HOME)
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("."))
@@ -149,6 +154,17 @@ pub fn catalog_values(flags: &[PathBuf]) -> Vec<PathBuf> {
     let mut seen = std::collections::HashSet::new();
     values.retain(|v| seen.insert(v.clone()));
     values
+}
+
+/// [`catalog_values`] for a command that needs at least one catalog: none is a usage error.
+pub fn required_catalog_values(flags: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
+    let values = catalog_values(flags);
+    if values.is_empty() {
+        return Err(CliError::usage(
+            "no catalog configured: pass --catalog DIR|URL (repeatable) or set HERMES_PLUGINS_CATALOG",
+        ));
+    }
+    Ok(values)
 }
 
 /// Every configured catalog ([`catalog_values`] of `flags`) as a local directory, in order

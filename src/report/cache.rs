@@ -158,11 +158,14 @@ impl ReportCache {
 
     /// The report stored under `key`, if there is a readable one.
     pub fn get(&self, key: &str) -> Option<PackageReport> {
-        let text = std::fs::read(self.entry(key)).ok()?;
+        let text =
+            crate::files::read_regular(&self.entry(key), crate::files::STATE_LIMIT).ok()??;
         serde_json::from_slice(&text).ok()
     }
 
-    /// Stores `report` under `key`; a failure is logged and otherwise ignored.
+    /// Stores `report` under `key`; a failure is logged and otherwise ignored. Written through
+    /// a temporary file and a rename but not fsynced (unlike [`crate::files::write_atomically`]):
+    /// an entry lost or torn by a crash is only a miss.
     pub fn put(&self, key: &str, report: &PackageReport) {
         let path = self.entry(key);
         let written = (|| -> std::io::Result<()> {
