@@ -102,6 +102,17 @@ pub fn repo_with(w: &World, name: &str, files: &[(String, String)]) -> PathBuf {
     dir
 }
 
+/// Runs a prepared command (extra environment, a timeout) and returns (code, stdout,
+/// stderr); `None` code means killed by a signal.
+pub fn outcome(cmd: &mut assert_cmd::Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// One test world: a temp home and the index.
 pub struct World {
     pub tmp: tempfile::TempDir,
@@ -149,12 +160,7 @@ impl World {
 
     /// Runs and returns (code, stdout, stderr); `None` code means killed by a signal.
     pub fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
-        let out = self.cmd(args).output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        outcome(&mut self.cmd(args))
     }
 
     /// Runs expecting success; returns stdout.

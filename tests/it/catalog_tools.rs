@@ -67,12 +67,7 @@ impl Cat {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let out = cmd.output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        outcome(&mut cmd)
     }
 }
 
@@ -434,22 +429,14 @@ fn several_catalogs_the_first_has_precedence() {
     let (code, _, err) = c.run_with(&["install", "forecast"], &env);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(installed_commit(&env).as_deref(), Some(&v2[..12]));
+    // From here on, the variable with the private catalog first.
+    let private_first = format!("{private} {public}");
+    let ordered = [("HERMES_PLUGINS_CATALOG", private_first.as_str())];
     // Only the later catalog has it: found there.
-    let (code, _, err) = c.run_with(
-        &["install", "tides"],
-        &[("HERMES_PLUGINS_CATALOG", &format!("{private} {public}"))],
-    );
+    let (code, _, err) = c.run_with(&["install", "tides"], &ordered);
     assert_eq!(code, Some(0), "{err}");
     // The public kill list blocks the private catalog's entry.
-    let (code, out, err) = c.run(&[
-        "--json",
-        "install",
-        "radar",
-        "--catalog",
-        &private,
-        "--catalog",
-        &public,
-    ]);
+    let (code, out, err) = c.run_with(&["--json", "install", "radar"], &ordered);
     assert_eq!(code, Some(1), "{err}");
     let refusal: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(refusal["error"]["code"], "removed", "{refusal:#}");
@@ -458,15 +445,7 @@ fn several_catalogs_the_first_has_precedence() {
     let (code, _, err) = c.run(&["install", "radar", "--catalog", &private]);
     assert_eq!(code, Some(0), "{err}");
     // search: one forecast, the first catalog's, named.
-    let (code, out, err) = c.run(&[
-        "--json",
-        "search",
-        "forecast",
-        "--catalog",
-        &private,
-        "--catalog",
-        &public,
-    ]);
+    let (code, out, err) = c.run_with(&["--json", "search", "forecast"], &ordered);
     assert_eq!(code, Some(0), "{err}");
     let hits: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(follows_its_schema(&hits, None), "search.schema.json");
@@ -475,10 +454,7 @@ fn several_catalogs_the_first_has_precedence() {
     assert_eq!(results[0]["description"], "private pin");
     assert_eq!(results[0]["catalog"], private.as_str());
     // catalog update names each catalog, in order.
-    let (code, out, err) = c.run_with(
-        &["--json", "catalog", "update"],
-        &[("HERMES_PLUGINS_CATALOG", &format!("{private} {public}"))],
-    );
+    let (code, out, err) = c.run_with(&["--json", "catalog", "update"], &ordered);
     assert_eq!(code, Some(0), "{err}");
     let updated: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use common::git_http::{GitFault, GitServer};
 use common::index::Fault;
 use common::sshd::SshServer;
-use common::world::{World, commit, file_url, git_plugin};
+use common::world::{World, commit, file_url, git_plugin, outcome};
 
 #[test]
 fn wheel_download_faults_fail_cleanly_and_the_next_run_succeeds() {
@@ -145,12 +145,7 @@ fn private_repositories_take_the_github_token_or_a_credential_helper() {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let out = cmd.timeout(Duration::from_secs(120)).output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        outcome(cmd.timeout(Duration::from_secs(120)))
     };
 
     // No credentials: refused at once, saying what would help.
@@ -290,12 +285,7 @@ fn git_over_ssh_checks_the_host_key_and_uses_the_agent() {
         } else {
             cmd.env_remove("SSH_AUTH_SOCK");
         }
-        let out = cmd.output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        outcome(&mut cmd)
     };
     let installed = || {
         let (_, out, _) = run(&["--json", "list"], false);
@@ -390,20 +380,16 @@ fn an_https_clone_goes_through_the_configured_proxy() {
     let w = World::new();
     let url = "https://git.hermes-plugins-test.invalid/acme/weather.git";
     let run = |no_proxy: &str| {
-        let out = w
-            .cmd(&["install", url])
-            .env("https_proxy", format!("http://127.0.0.1:{}", proxy.port))
-            .env("no_proxy", no_proxy)
-            .env_remove("HTTPS_PROXY")
-            .env_remove("ALL_PROXY")
-            .env_remove("all_proxy")
-            .timeout(Duration::from_secs(60))
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let (code, _, err) = outcome(
+            w.cmd(&["install", url])
+                .env("https_proxy", format!("http://127.0.0.1:{}", proxy.port))
+                .env("no_proxy", no_proxy)
+                .env_remove("HTTPS_PROXY")
+                .env_remove("ALL_PROXY")
+                .env_remove("all_proxy")
+                .timeout(Duration::from_secs(60)),
+        );
+        (code, err)
     };
     let (code, err) = run("localhost,127.0.0.1");
     assert_eq!(code, Some(3), "{err}");
