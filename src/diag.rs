@@ -210,6 +210,28 @@ checks! {
         "Use the package's manifest name as the entry name.";
 }
 
+/// What an error of a check stops (seed 003: some checks say Hermes cannot load the plugin,
+/// others that the catalog will not admit it — undeclared tools load fine).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// Hermes would not load the plugin (or it cannot be installed safely): `install`,
+    /// `update` refuse it (unless `--force`), as `validate` does.
+    Load,
+    /// A catalog-admission rule: an error in `validate` and `catalog review`, a warning at
+    /// `install` and `update` — Hermes loads the plugin all the same.
+    Admission,
+}
+
+impl Gate {
+    /// `load` or `admission`, as documentation and messages name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Gate::Load => "load",
+            Gate::Admission => "admission",
+        }
+    }
+}
+
 /// Which tool a check belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
@@ -228,6 +250,45 @@ impl CheckId {
             CheckId::CatalogCapabilitiesMismatch | CheckId::CatalogNameMismatch => Family::Review,
             c if c.as_str().starts_with("catalog-") => Family::Catalog,
             _ => Family::Package,
+        }
+    }
+
+    /// What an error of this check stops (see [`Gate`]). `no-core-override` is admission:
+    /// Hermes loads such a plugin, so installing it is asked like a capability instead
+    /// (`--allow-core-patch`); a `dangerous` security verdict is refused whatever its check.
+    pub fn gate(self) -> Gate {
+        match self {
+            CheckId::Layout
+            | CheckId::Manifest
+            | CheckId::Loadable
+            | CheckId::PythonDependencies
+            | CheckId::BuiltinCollisions
+            | CheckId::CtxCall
+            | CheckId::Paths
+            | CheckId::EntryPoints
+            | CheckId::PortableManifest
+            | CheckId::HermesExtension => Gate::Load,
+            CheckId::ManifestFields
+            | CheckId::RequiresHermes
+            | CheckId::ConfigSchema
+            | CheckId::RequiresEnv
+            | CheckId::DependencyBounds
+            | CheckId::DependencyQuarantine
+            | CheckId::Capabilities
+            | CheckId::Locales
+            | CheckId::RequiresAuth
+            | CheckId::DeclaredTools
+            | CheckId::DeclaredHooks
+            | CheckId::DeclaredMiddleware
+            | CheckId::HookNames
+            | CheckId::NoCoreOverride
+            | CheckId::CredentialAccess
+            | CheckId::SecurityScan
+            | CheckId::SelfUpdater
+            | CheckId::Skills
+            | CheckId::Mcp => Gate::Admission,
+            // Catalog files and entries are not plugins: their rules only admit.
+            _ => Gate::Admission,
         }
     }
 
@@ -443,6 +504,22 @@ pub fn did_you_mean<'a>(input: &str, known: impl IntoIterator<Item = &'a str>) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// docs/checks.md gives every package check's gate as `gate()` does (one truth).
+    #[test]
+    fn the_documented_gates_are_the_gates() {
+        let doc = include_str!("../docs/checks.md");
+        for check in CheckId::of(Family::Package) {
+            let row = doc
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{}` |", check.as_str())))
+                .unwrap_or_else(|| panic!("docs/checks.md has no row for {check}"));
+            let gate = row.split(" | ").nth(3).unwrap_or_default();
+            assert_eq!(gate, check.gate().as_str(), "{row}");
+        }
+        assert_eq!(CheckId::DeclaredTools.gate(), Gate::Admission);
+        assert_eq!(CheckId::CtxCall.gate(), Gate::Load);
+    }
 
     #[test]
     fn check_ids_are_unique_and_kebab() {

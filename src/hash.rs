@@ -1,6 +1,9 @@
 //! Lowercase hex of digests: the one implementation every module uses (keys of caches,
 //! inputs digests, plan hashes, consent hashes, RECORD checks).
 
+use std::io::Read;
+use std::path::Path;
+
 use sha2::{Digest, Sha256};
 
 /// `bytes` as lowercase hex.
@@ -17,6 +20,29 @@ pub fn hex(bytes: &[u8]) -> String {
 /// The SHA-256 of `data`, as lowercase hex.
 pub fn sha256_hex(data: &[u8]) -> String {
     hex(&Sha256::digest(data))
+}
+
+/// The SHA-256 of a local regular file of at most `limit` bytes (streamed; a symlink, FIFO
+/// or device is refused by [`crate::files::open_regular`]). Used for wheels from a
+/// `--find-links` directory, locked and admitted by the same digest.
+pub fn sha256_file_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let file = crate::files::open_regular(path).map_err(|e| e.to_string())?;
+    let mut hasher = Sha256::new();
+    let mut reader = file.take(limit + 1);
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut total: u64 = 0;
+    loop {
+        let n = reader.read(&mut buffer).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        if total > limit {
+            return Err(format!("it is larger than {limit} bytes"));
+        }
+        hasher.update(&buffer[..n]);
+    }
+    Ok(hasher.finalize().to_vec())
 }
 
 #[cfg(test)]

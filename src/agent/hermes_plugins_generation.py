@@ -14,7 +14,10 @@ Standard library only, importable on its own (Python 3.8+). Two uses:
 
 * ``hermes-plugins exec -- COMMAND`` puts this directory on ``PYTHONPATH`` (its
   ``sitecustomize`` calls :func:`install`), so an unmodified Hermes Agent discovers the
-  generation's plugins instead of ``<home>/plugins``; see docs/integration.md.
+  generation's plugins instead of ``<home>/plugins``: the general plugin loader
+  (``hermes_cli.plugins``), and the loaders that read ``<home>/plugins`` on their own --
+  memory providers (``plugins.memory``), model providers (``providers``) and cron scheduler
+  providers (``plugins.cron_providers``); see docs/integration.md.
 """
 
 import fcntl
@@ -109,6 +112,10 @@ class Plan:
             os.path.join(directory, python["site_packages"]) if python.get("site_packages") else None
         )
 
+    def allowed(self, environ, env_file):
+        """Enabled keys whose ``requires_env`` names are all set (what may run)."""
+        return [k for k in self.enabled if not self.missing_env(k, environ, env_file)]
+
     def granted(self, key, capability):
         """Whether the profile granted ``capability`` to plugin ``key``."""
         return capability in self.grants.get(key, ())
@@ -165,7 +172,17 @@ def env_file_names(path):
 
 # --- hermes-plugins exec: making an unmodified Hermes load the plan ---------------------------
 
-_HOOKED = ("hermes_cli.plugins", "agent.plugin_llm")
+#: Modules patched right after they execute. ``providers`` must be hooked on its own: Hermes
+#: imports every model-provider plugin while ``hermes_cli.config`` is being imported
+#: (``_inject_profile_env_vars`` calls ``providers.list_providers()`` at import time), i.e.
+#: before ``hermes_cli.plugins`` has finished executing.
+_HOOKED = (
+    "hermes_cli.plugins",
+    "agent.plugin_llm",
+    "providers",
+    "plugins.memory",
+    "plugins.cron_providers",
+)
 
 
 def install(environ=os.environ):
@@ -200,11 +217,18 @@ class _Hook:
             directory = self.environ.get("HERMES_PLUGINS_GENERATION") or ""
             profile = self.environ.get("HERMES_PLUGINS_PROFILE") or "default"
             if directory:
-                self.plan = read_plan(directory, profile)
-                self.plan.check_python()
+                plan = read_plan(directory, profile)
+                plan.check_python()
             else:
-                self.plan = Plan("", profile, {"format": FORMAT})
-                self.plan.plugins_dir = os.path.join(os.devnull, "no-generation")
+                plan = Plan("", profile, {"format": FORMAT})
+                plan.plugins_dir = os.path.join(os.devnull, "no-generation")
+            if plan.site_packages and plan.site_packages not in sys.path:
+                import site
+
+                # Here, at the first hooked import, not when hermes_cli.plugins is patched:
+                # model providers are imported earlier and need their requirements too.
+                site.addsitedir(plan.site_packages)  # after the agent's own: Hermes's pins win
+            self.plan = plan
         return self.plan
 
 
@@ -222,10 +246,15 @@ class _PatchingLoader:
     def exec_module(self, module):
         self._loader.exec_module(module)
         plan = self._hook.get_plan()
-        if module.__name__ == "hermes_cli.plugins":
+        name = module.__name__
+        if name == "hermes_cli.plugins":
             _patch_plugins(module, plan, self._hook.environ)
-        else:
+        elif name == "agent.plugin_llm":
             _patch_llm(module, plan)
+        elif name == "providers":
+            _patch_model_providers(module, plan, self._hook.environ)
+        else:
+            _patch_flat_providers(module, plan, self._hook.environ)
 
 
 def _require(module, *names):
@@ -241,20 +270,10 @@ def _patch_plugins(module, plan, environ):
     _require(module, "PluginManager", "PluginContext", "_get_enabled_plugins",
              "_get_disabled_plugins", "get_hermes_home")
     _require(module.PluginManager, "_scan_directory")
-    if plan.site_packages and plan.site_packages not in sys.path:
-        import site
-
-        site.addsitedir(plan.site_packages)  # after the agent's own: Hermes's pins win
-    expected_home = environ.get("HERMES_PLUGINS_AGENT_HOME")
     env_file = environ.get("HERMES_PLUGINS_ENV_FILE") or ""
 
     def check_home():
-        actual = os.path.realpath(str(module.get_hermes_home()))
-        if expected_home and actual != os.path.realpath(expected_home):
-            raise GenerationError(
-                "Hermes runs with home %s, but hermes-plugins exec prepared profile %r (%s)"
-                % (actual, plan.profile, expected_home)
-            )
+        _check_home(module.get_hermes_home(), plan, environ)
 
     scan = module.PluginManager._scan_directory
 
@@ -278,7 +297,7 @@ def _patch_plugins(module, plan, environ):
 
     def _get_enabled_plugins():
         configured = enabled_of_config()
-        chosen = {k for k in plan.enabled if not plan.missing_env(k, os.environ, env_file)}
+        chosen = set(plan.allowed(os.environ, env_file))
         if configured is None and not chosen:
             return None
         return {n for n in (configured or ()) if n not in plan.managed} | chosen
@@ -307,6 +326,154 @@ def _patch_plugins(module, plan, environ):
     module._get_enabled_plugins = _get_enabled_plugins
     module._get_disabled_plugins = _get_disabled_plugins
     module.PluginContext.register_tool = _register_tool
+
+
+def _check_home(home, plan, environ):
+    """Refuses a Hermes running with another home than the one ``exec`` prepared."""
+    expected_home = environ.get("HERMES_PLUGINS_AGENT_HOME")
+    actual = os.path.realpath(str(home))
+    if expected_home and actual != os.path.realpath(expected_home):
+        raise GenerationError(
+            "Hermes runs with home %s, but hermes-plugins exec prepared profile %r (%s)"
+            % (actual, plan.profile, expected_home)
+        )
+
+
+class _DirView:
+    """Stands in for the one ``<home>/plugins[/model-providers]`` directory that a Hermes
+    provider loader scans: ``iterdir()`` yields the chosen plugin directories (real paths,
+    named by the last segment of their key, which is the provider name Hermes uses) and
+    ``view / name`` finds one of them. A name not in the view maps to a path that cannot
+    exist, so nothing outside the selection is ever found."""
+
+    def __init__(self, label, entries):
+        self._label = label
+        self._entries = {}
+        for name, path in entries:
+            if name not in self._entries and os.path.isdir(path):
+                self._entries[name] = path
+
+    def is_dir(self):
+        return True
+
+    def exists(self):
+        return True
+
+    def iterdir(self):
+        return iter(list(self._entries.values()))
+
+    def __truediv__(self, name):
+        from pathlib import Path
+
+        found = self._entries.get(str(name))
+        return found if found is not None else Path(os.devnull, "not-in-generation", str(name))
+
+    def __fspath__(self):
+        return self._label
+
+    def __str__(self):
+        return self._label
+
+    def __repr__(self):
+        return "<hermes-plugins view %s: %s>" % (self._label, ", ".join(sorted(self._entries)))
+
+
+def _leaf(key):
+    return key.rsplit("/", 1)[-1]
+
+
+def _home_plugins(get_hermes_home, plan, environ):
+    home = get_hermes_home()
+    _check_home(home, plan, environ)
+    return os.path.join(str(home), "plugins")
+
+
+def _managed_dirs(plan, environ):
+    """``(key, path)`` of the plugins the generation runs for this profile."""
+    env_file = environ.get("HERMES_PLUGINS_ENV_FILE") or ""
+    from pathlib import Path
+
+    return [(k, Path(plan.plugins_dir, *k.split("/"))) for k in plan.allowed(os.environ, env_file)]
+
+
+def _patch_flat_providers(module, plan, environ):
+    """``plugins.memory`` (and ``plugins.cron_providers``, Hermes 0.19+) look for user
+    providers only in flat ``<home>/plugins/<name>/`` directories, the provider's name being
+    the directory's name (``memory.provider: <name>``), and do not read ``plugins.enabled``.
+    Under a generation they see, as if flat: every plugin enabled for the profile, whatever
+    its category (``memory/engram`` is seen as ``engram``), then the profile's ``external``
+    plugins from ``<home>/plugins``. Hermes itself still decides which of them are providers
+    (``_is_memory_provider_dir``) and which one is active."""
+    if not hasattr(module, "_get_user_plugins_dir"):
+        if module.__name__ == "plugins.memory":
+            _require(module, "_get_user_plugins_dir")
+        return
+    _require(module, "_iter_provider_dirs", "find_provider_dir")
+    from pathlib import Path
+
+    from hermes_constants import get_hermes_home
+
+    def _get_user_plugins_dir():
+        home_plugins = _home_plugins(get_hermes_home, plan, environ)
+        entries = [(_leaf(k), p) for k, p in _managed_dirs(plan, environ)]
+        entries += [(n, Path(home_plugins, n)) for n in plan.external if "/" not in n]
+        return _DirView(plan.plugins_dir, entries)
+
+    module._get_user_plugins_dir = _get_user_plugins_dir
+
+
+def _is_model_provider(key, path):
+    """What Hermes counts as a model provider: the ``model-providers`` category, else
+    ``kind: model-provider`` in the manifest, else (no ``kind``) an ``__init__.py`` naming
+    both ``register_provider`` and ``ProviderProfile`` (hermes_cli/plugins.py
+    ``_parse_manifest``)."""
+    if key.split("/")[0] == "model-providers":
+        return True
+    kind = None
+    for manifest in ("plugin.yaml", "plugin.yml"):
+        try:
+            with open(os.path.join(path, manifest), "r", encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if line.startswith("kind:"):
+                kind = line.split(":", 1)[1].split("#", 1)[0].strip().strip("'\"").lower()
+        break
+    if kind is not None:
+        return kind == "model-provider"
+    try:
+        with open(os.path.join(path, "__init__.py"), "r", encoding="utf-8", errors="replace") as f:
+            head = f.read(8192)
+    except OSError:
+        return False
+    return "register_provider" in head and "ProviderProfile" in head
+
+
+def _patch_model_providers(module, plan, environ):
+    """``providers`` imports every directory of ``<home>/plugins/model-providers/`` (no
+    ``plugins.enabled``), each calling ``register_provider(...)`` on import. Under a
+    generation it imports the model providers enabled for the profile (category
+    ``model-providers/<dir>`` or flat with ``kind: model-provider``), then the profile's
+    ``external`` ones left in ``<home>/plugins/model-providers/``."""
+    if not hasattr(module, "_discover_providers"):
+        return  # some other top-level ``providers`` package, not Hermes's
+    _require(module, "_user_plugins_dir", "_import_plugin_dir", "register_provider")
+    from pathlib import Path
+
+    from hermes_constants import get_hermes_home
+
+    def _user_plugins_dir():
+        home_plugins = _home_plugins(get_hermes_home, plan, environ)
+        entries = [(_leaf(k), p) for k, p in _managed_dirs(plan, environ) if _is_model_provider(k, p)]
+        entries += [
+            (_leaf(k), Path(home_plugins, *k.split("/")))
+            for k in plan.external
+            if k.split("/")[0] == "model-providers" and k.count("/") == 1
+        ]
+        return _DirView(os.path.join(plan.plugins_dir, "model-providers"), entries)
+
+    module._user_plugins_dir = _user_plugins_dir
 
 
 def _patch_llm(module, plan):

@@ -45,6 +45,10 @@ impl EnvVars {
     pub const UV_HTTP_CONNECT_TIMEOUT: &'static str = "UV_HTTP_CONNECT_TIMEOUT";
     /// `--native-tls`, as uv reads it.
     pub const UV_NATIVE_TLS: &'static str = "UV_NATIVE_TLS";
+    /// `--no-index`, as uv reads it.
+    pub const UV_NO_INDEX: &'static str = "UV_NO_INDEX";
+    /// `--offline`, as uv reads it.
+    pub const UV_OFFLINE: &'static str = "UV_OFFLINE";
     /// `--catalog`: a directory, a git URL (`#subdir`) or a JSON feed URL.
     pub const HERMES_PLUGINS_CATALOG: &'static str = "HERMES_PLUGINS_CATALOG";
     /// Seconds a remote catalog's cached copy is used before it is refreshed (default 6 h).

@@ -39,9 +39,17 @@ pub struct ResolverArgs {
     /// Another package index (repeatable; also $UV_EXTRA_INDEX_URL)
     #[arg(long = "extra-index-url", value_name = "URL")]
     pub extra_index_urls: Vec<String>,
-    /// A directory or page of distributions (repeatable; also $UV_FIND_LINKS)
+    /// A directory or page of distributions, added to the indexes as uv adds it (repeatable;
+    /// also $UV_FIND_LINKS)
     #[arg(long = "find-links", value_name = "PATH_OR_URL")]
     pub find_links: Vec<String>,
+    /// Read no index: only the --find-links locations (as uv's --no-index; recorded like the
+    /// indexes)
+    #[arg(long, env = EnvVars::UV_NO_INDEX, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub no_index: bool,
+    /// Fetch nothing over the network: only uv's cache and local locations (as uv's --offline)
+    #[arg(long, env = EnvVars::UV_OFFLINE, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub offline: bool,
     /// Quarantine window for packages core pins [default: the recorded one, else 14]
     #[arg(long, value_name = "N")]
     pub quarantine_days: Option<u32>,
@@ -184,6 +192,11 @@ impl ResolverArgs {
         if index.find_links.is_empty() {
             index.find_links = settings.find_links.clone();
         }
+        // Recorded indexes stand together: a run that names none takes the recorded ones,
+        // `--no-index` included.
+        if !self.names_an_index() {
+            index.no_index = settings.no_index;
+        }
         Ok(Environment {
             core_setting,
             core_origin,
@@ -197,6 +210,15 @@ impl ResolverArgs {
                 .or(settings.quarantine_days)
                 .unwrap_or(DEFAULT_DAYS),
         })
+    }
+
+    /// Whether this run names any package location itself (flag or environment).
+    fn names_an_index(&self) -> bool {
+        let index = self.index_config();
+        index.index_url.is_some()
+            || !index.extra_index_urls.is_empty()
+            || !index.find_links.is_empty()
+            || index.no_index
     }
 
     /// The index configuration: flags first, then the environment.
@@ -227,6 +249,8 @@ impl ResolverArgs {
                 .cloned()
                 .chain(env_list(EnvVars::UV_FIND_LINKS))
                 .collect(),
+            no_index: self.no_index,
+            offline: self.offline,
             native_tls: self.native_tls,
             timeouts: Default::default(),
         }
@@ -251,6 +275,7 @@ impl Environment {
         if settings.index_url.is_none()
             && settings.extra_index_urls.is_empty()
             && settings.find_links.is_empty()
+            && !settings.no_index
         {
             settings.index_url = self
                 .index
@@ -264,6 +289,7 @@ impl Environment {
                 .map(|u| crate::text::strip_credentials(u))
                 .collect();
             settings.find_links = self.index.find_links.clone();
+            settings.no_index = self.index.no_index;
         }
         *settings != before
     }

@@ -42,6 +42,10 @@ pub struct InstallArgs {
     /// Install even if the catalog's removed.yaml lists it
     #[arg(long)]
     pub allow_removed: bool,
+    /// Approve a plugin whose code patches Hermes internals at run time (Hermes loads it;
+    /// the catalog does not admit it)
+    #[arg(long)]
+    pub allow_core_patch: bool,
     /// Capability flags.
     #[command(flatten)]
     pub grants: manage::GrantArgs,
@@ -77,6 +81,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         revoke,
         yes: args.yes,
         allow_removed: args.allow_removed,
+        allow_core_patch: args.allow_core_patch,
         plan: args.plan.mode(),
     };
     let outcome = if manage::interactive(global) {
@@ -85,6 +90,12 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         manager::install::install(&cx, &request, &mut manager::NoInput, &mut feedback)
     }
     .map_err(|e| manage::failure(e, global))?;
+    let held_back = outcome.applied.iter().flat_map(|a| &a.held_back);
+    let warnings: Vec<&String> = outcome
+        .warnings
+        .iter()
+        .chain(held_back.map(|h| &h.reason))
+        .collect();
     if global.printer.json() {
         global.printer.document(
             super::json::Schema::Operation,
@@ -93,7 +104,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
                 "dry_run": args.plan.dry_run,
                 "installed": outcome.plugin,
                 "enabled": outcome.enabled,
-                "warnings": outcome.warnings,
+                "warnings": warnings,
                 "generation": outcome.applied,
                 "plan": outcome.applied.as_ref().and_then(|a| a.plan.as_ref()),
             }),
@@ -105,7 +116,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     {
         super::manage::print_plan(&global.printer, plan, &applied.changes);
     } else {
-        for w in &outcome.warnings {
+        for w in &warnings {
             global.printer.warning(w);
         }
         let p = &outcome.plugin;

@@ -115,6 +115,9 @@ fn report(operation: &str, applied: &Applied, what: &str, global: &GlobalArgs) {
         manage::print_plan(&global.printer, plan, &applied.changes);
         return;
     }
+    for held in &applied.held_back {
+        global.printer.warning(&held.reason);
+    }
     outln!(global.printer, "{what}");
     if applied.published {
         for c in &applied.changes {

@@ -48,6 +48,10 @@ pub fn print_plan(printer: &super::Printer, plan: &crate::manager::plan::Plan, c
             PlanItem::Env { plugin, name, .. } => {
                 format!("`{plugin}` needs {name} set (in the environment or .env) to load")
             }
+            PlanItem::CorePatch { plugin, targets } => format!(
+                "`{plugin}` patches Hermes internals at run time: {} (Hermes loads it; the catalog does not admit it)",
+                targets.join(", ")
+            ),
             PlanItem::Auth { plugin, providers } => {
                 format!("`{plugin}` needs sign-in with {}", providers.join(", "))
             }

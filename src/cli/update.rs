@@ -37,6 +37,9 @@ pub struct UpdateArgs {
     /// Update even if the catalog's removed.yaml lists it
     #[arg(long)]
     pub allow_removed: bool,
+    /// Approve new patches of Hermes internals a new version's code makes
+    #[arg(long)]
+    pub allow_core_patch: bool,
     /// Environment options.
     #[command(flatten)]
     pub env: EnvArgs,
@@ -64,6 +67,7 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         yes: args.yes,
         grants,
         allow_removed: args.allow_removed,
+        allow_core_patch: args.allow_core_patch,
     };
     let (items, applied) = if manage::interactive(global) {
         manager::install::update(&cx, &request, &mut TerminalPrompter, &mut feedback)

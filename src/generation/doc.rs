@@ -48,9 +48,12 @@ impl CoreIdentity {
 /// recorded).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexRecord {
-    /// The primary index (absent: PyPI, unless only find-links were given).
+    /// The primary index (absent: PyPI, unless `no_index`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// `--no-index`: only the find-links locations were read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_index: bool,
     /// Further indexes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra: Vec<String>,

@@ -130,13 +130,10 @@ async fn sources(
                     Session::open(&request.python, &request.cache_dir, &request.index, hasher)
                 })
                 .await?;
-            Ok(IndexConfig {
-                index_url: None,
-                extra_index_urls: Vec::new(),
-                find_links: dirs.iter().map(|d| d.display().to_string()).collect(),
-                native_tls: false,
-                timeouts: request.index.timeouts,
-            })
+            Ok(IndexConfig::local_only(
+                dirs.iter().map(|d| d.display().to_string()).collect(),
+                request.index.timeouts,
+            ))
         }
         None => Ok(request.index.clone()),
     }

@@ -359,7 +359,8 @@ async fn admit_local(pin: &WheelPin, limits: &WheelLimits) -> Result<PathBuf, En
         .ok()
         .and_then(|u| u.to_file_path().ok())
         .ok_or_else(|| refuse(pin, "its file URL is not a local path"))?;
-    let digest = hash_bounded(&path, limits.max_unpacked).map_err(|e| refuse(pin, e))?;
+    let digest =
+        crate::hash::sha256_file_bounded(&path, limits.max_unpacked).map_err(|e| refuse(pin, e))?;
     check_digest(pin, &digest)?;
     inspect_blocking(pin, path.clone(), limits).await?;
     path.parent()
@@ -416,27 +417,6 @@ async fn inspect_blocking(
         .await
         .map_err(|e| EngineError::Other(e.to_string()))?
         .map_err(|m| refuse(pin, m))
-}
-
-/// The sha256 of a local file of at most `limit` bytes.
-fn hash_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    let file = crate::files::open_regular(path).map_err(|e| e.to_string())?;
-    let mut hasher = Sha256::new();
-    let mut reader = file.take(limit + 1);
-    let mut buffer = vec![0u8; 64 * 1024];
-    let mut total: u64 = 0;
-    loop {
-        let n = reader.read(&mut buffer).map_err(|e| e.to_string())?;
-        if n == 0 {
-            break;
-        }
-        total += n as u64;
-        if total > limit {
-            return Err(format!("it is larger than {limit} bytes"));
-        }
-        hasher.update(&buffer[..n]);
-    }
-    Ok(hasher.finalize().to_vec())
 }
 
 /// Downloads a wheel through uv's client, at most `limit` bytes, returning its sha256.

@@ -13,6 +13,30 @@ pub const KINDS: &[&str] = &[
     "model-provider",
 ];
 
+/// The category directories of Hermes's plugin layout (`plugins/<category>/<name>/`): those
+/// Hermes 0.19.0 ships in its own `plugins/` (read from the installed wheel: `browser`,
+/// `context_engine`, `cron_providers`, `dashboard_auth`, `image_gen`, `memory`,
+/// `model-providers`, `observability`, `platforms`, `video_gen`, `web`) and the backend
+/// categories the plugin guide and real plugins use (`tts`, `transcription`,
+/// `computer_use`). Hermes's loader keys a plugin in any directory without a manifest as
+/// `<category>/<dir>`; a plugin *installed* from such a directory is keyed the same way.
+pub const CATEGORIES: &[&str] = &[
+    "browser",
+    "computer_use",
+    "context_engine",
+    "cron_providers",
+    "dashboard_auth",
+    "image_gen",
+    "memory",
+    "model-providers",
+    "observability",
+    "platforms",
+    "transcription",
+    "tts",
+    "video_gen",
+    "web",
+];
+
 /// Environment variable names Hermes 0.19.0 refuses to write to `.env`
 /// (`hermes_cli/config.py` `_ENV_VAR_NAME_DENYLIST`): they change what runs (loaders, Python,
 /// Node, shells, editors, git, Hermes's own location).

@@ -455,20 +455,8 @@ pub fn environment(
         return Ok(());
     }
     if !prompter.interactive() {
-        feedback.note(&format!(
-            "`{key}` needs {} set; until then it is disabled (missing: {}). Add them to {}",
-            if missing.len() == 1 {
-                "a variable"
-            } else {
-                "variables"
-            },
-            missing
-                .iter()
-                .map(|(n, ..)| n.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            env_path.display()
-        ));
+        // Nobody to ask: the plugin is held back, which the operation's result says per
+        // plugin (`Applied::held_back`, a warning on a terminal).
         return Ok(());
     }
     let mut text = current_text;

@@ -9,7 +9,7 @@ use super::plan::{PlanItem, PlanMode};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::check;
 use crate::consent::surface::{Surface, SurfaceDiff};
-use crate::diag::Severity;
+use crate::diag::{CheckId, Gate, Severity};
 use crate::exit::Code;
 use crate::generation::scratch::Scratch;
 use crate::package::{self, Content, Mode};
@@ -38,6 +38,8 @@ pub struct InstallRequest {
     pub yes: bool,
     /// `--allow-removed`: install even if the catalog's kill list names it.
     pub allow_removed: bool,
+    /// `--allow-core-patch`: approve a plugin that patches Hermes internals.
+    pub allow_core_patch: bool,
     /// `--dry-run` (the consent plan, nothing recorded) or `--plan HASH`.
     pub plan: PlanMode,
 }
@@ -57,13 +59,22 @@ pub struct InstallOutcome {
     pub applied: Option<Applied>,
 }
 
-/// Validates a fetched package: errors block (unless `force`), a dangerous verdict always
-/// blocks, and so does a key that cannot be a plugin key. Returns the loaded package and the
-/// warnings.
-fn validate(
-    dir: &Path,
-    force: bool,
-) -> Result<(package::LoadedPackage, Vec<String>), ManagerError> {
+/// A fetched package as install judges it.
+struct Validated {
+    loaded: package::LoadedPackage,
+    /// Warnings to show, catalog-admission errors among them.
+    warnings: Vec<String>,
+    /// The Hermes internals its code rebinds (`no-core-override` targets): Hermes loads it,
+    /// so installing it is asked like a capability ([`approve_core_patches`]).
+    core_patches: Vec<String>,
+}
+
+/// Validates a fetched package as Hermes would load it (seed 003): errors of load-gate checks
+/// — what Hermes would fail to load — block (unless `force`), a dangerous verdict always
+/// blocks, and so does a key that cannot be a plugin key. Catalog-admission errors
+/// (undeclared tools, credential access, …) are warnings here: they stay errors in
+/// `validate` and `catalog review`. See [`crate::diag::Gate`].
+fn validate(dir: &Path, force: bool) -> Result<Validated, ManagerError> {
     let loaded = package::load_dir(dir, Mode::Validate).map_err(|e| {
         ManagerError::coded(
             Code::Invalid,
@@ -82,7 +93,7 @@ fn validate(
     let dangerous = outcome
         .analysis
         .as_ref()
-        .is_some_and(|a| a.verdict.as_str() == "dangerous");
+        .is_some_and(|a| a.verdict == crate::check::static_py::security::Verdict::Dangerous);
     let describe = |d: &crate::diag::Diagnostic| {
         format!(
             "{}:{}: [{}] {}",
@@ -92,29 +103,46 @@ fn validate(
             d.message
         )
     };
-    let errors = shortened(
+    let errors_of = |gate: Gate| {
         outcome
             .findings
             .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .map(describe),
-        "error",
-    );
+            .filter(move |d| d.severity == Severity::Error && d.check.gate() == gate)
+    };
+    let errors = shortened(errors_of(Gate::Load).map(describe), "error");
+    let mut core_patches: Vec<String> = errors_of(Gate::Admission)
+        .filter(|d| d.check == CheckId::NoCoreOverride)
+        .filter_map(|d| d.value.clone())
+        .collect();
+    core_patches.sort();
+    core_patches.dedup();
+    let admission = errors_of(Gate::Admission)
+        .filter(|d| d.check != CheckId::NoCoreOverride)
+        .map(|d| format!("catalog admission: {}", describe(d)));
     let warnings = shortened(
         outcome
             .findings
             .iter()
             .filter(|d| d.severity == Severity::Warning)
-            .map(describe),
+            .map(describe)
+            .chain(admission),
         "warning",
     );
     let name = crate::text::escape(&loaded.name()).into_owned();
     if dangerous {
+        let all = shortened(
+            outcome
+                .findings
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .map(describe),
+            "error",
+        );
         return Err(ManagerError::coded(
             Code::Dangerous,
             format!(
                 "`{name}` is dangerous (security scan); it cannot be installed, not even with --force:\n  {}",
-                errors.join("\n  ")
+                all.join("\n  ")
             ),
         ));
     }
@@ -130,7 +158,7 @@ fn validate(
         return Err(ManagerError::coded(
             Code::Invalid,
             format!(
-                "`{name}` does not validate; nothing was installed (--force installs it anyway):\n  {}",
+                "Hermes would not load `{name}`; nothing was installed (--force installs it anyway):\n  {}",
                 errors.join("\n  ")
             ),
         ));
@@ -141,7 +169,64 @@ fn validate(
             format!("`{name}` cannot be loaded at all: {}", errors.join("; ")),
         ));
     }
-    Ok((loaded, warnings))
+    Ok(Validated {
+        loaded,
+        warnings,
+        core_patches,
+    })
+}
+
+/// What a plugin that patches Hermes internals (`no-core-override`) asks: the targets not
+/// approved for the version installed before (`previous`). Hermes loads such a plugin, but it
+/// breaks when Hermes changes and can collide with other plugins patching the same code, so
+/// it is asked like a capability, once per target. The item is part of the consent plan
+/// (`--dry-run`, `--plan HASH`) whether or not `--allow-core-patch` approves it.
+fn core_patch_item(key: &str, targets: &[String], previous: &[String]) -> Option<PlanItem> {
+    let added: Vec<String> = targets
+        .iter()
+        .filter(|t| !previous.contains(t))
+        .cloned()
+        .collect();
+    (!added.is_empty()).then(|| PlanItem::CorePatch {
+        plugin: key.to_string(),
+        targets: added,
+    })
+}
+
+/// Asks for a [`core_patch_item`]: `--allow-core-patch` approves; without a terminal the
+/// operation is refused naming the flag, before anything is stored.
+fn approve_core_patch(
+    item: &PlanItem,
+    allowed: bool,
+    prompter: &mut dyn Prompter,
+) -> Result<(), ManagerError> {
+    let PlanItem::CorePatch { plugin, targets } = item else {
+        return Ok(());
+    };
+    if allowed {
+        return Ok(());
+    }
+    let text = format!(
+        "`{plugin}` patches Hermes internals at run time: {}.\nHermes loads it, but such code breaks when Hermes changes and can collide with other plugins patching the same code; the catalog does not admit it.\n",
+        targets.join(", ")
+    );
+    if !prompter.interactive() {
+        return Err(ManagerError::coded(
+            Code::ConsentRequired,
+            format!(
+                "{}Nothing was changed; approve it with --allow-core-patch",
+                text.replace('\n', " ")
+            ),
+        ));
+    }
+    if prompter.confirm(&text, "Install it anyway?") {
+        Ok(())
+    } else {
+        Err(ManagerError::coded(
+            Code::ConsentRefused,
+            format!("`{plugin}` was not installed: patching Hermes internals was not approved"),
+        ))
+    }
 }
 
 /// The first [`SHOWN_FINDINGS`] lines, and a last line counting the rest.
@@ -194,6 +279,8 @@ pub struct Prepared {
     warnings: Vec<String>,
     /// The providers its manifest requires sign-in with.
     requires_auth: Vec<String>,
+    /// The Hermes internals its code patches (approved before it is stored).
+    core_patches: Vec<String>,
 }
 
 /// Fetches (git, catalog pin or directory), copies the package as the store would keep it,
@@ -208,10 +295,15 @@ fn prepare(
 ) -> Result<Prepared, ManagerError> {
     let scratch = Scratch::new(&cx.layout, "fetch-")?;
     let fetched = fetch(cx, spec, rev, scratch.path(), feedback)?;
+    refuse_plugin_collection(spec, &fetched)?;
     let staged = scratch.path().join("package");
     crate::store::stage_copy(&fetched.dir, &staged)
         .map_err(|e| ManagerError::Refused(e.to_string()))?;
-    let (loaded, warnings) = validate(&staged, force)?;
+    let Validated {
+        loaded,
+        warnings,
+        core_patches,
+    } = validate(&staged, force)?;
     let requirements = match &loaded.content {
         Content::Native(n) => n
             .declarations
@@ -221,20 +313,27 @@ fn prepare(
             .collect(),
         Content::Portable(_) | Content::Pip(_) => Vec::new(),
     };
-    // The staged copy's directory is called `package`: a plugin without a manifest name is
-    // keyed by where it came from instead.
-    let key = match &loaded.content {
-        Content::Native(n) if n.manifest.as_ref().and_then(|m| m.name.as_ref()).is_none() => {
+    // Keyed as Hermes keys it where it would live: `<category>/<dir>` for a plugin from a
+    // category directory (`plugins/image_gen/agnes`), else its manifest name. The staged
+    // copy's directory is called `package`: a plugin without a manifest name is keyed by
+    // where it came from instead.
+    let key = match (category_key(&fetched), &loaded.content) {
+        (Some(key), _) => key,
+        (None, Content::Native(n))
+            if n.manifest.as_ref().and_then(|m| m.name.as_ref()).is_none() =>
+        {
             nameless_key(&fetched)
         }
         _ => loaded.key.clone(),
     };
     crate::home::check_key(&key).map_err(|e| ManagerError::Refused(e.to_string()))?;
-    let name = if key == loaded.key {
-        loaded.name()
-    } else {
-        key.clone()
+    // The manifest's name, when it has one (a category key keeps it: `image_gen/agnes` is
+    // named `agnes`); a nameless plugin is named by its key.
+    let named = match &loaded.content {
+        Content::Native(n) => n.manifest.as_ref().and_then(|m| m.name.as_ref()).is_some(),
+        Content::Portable(_) | Content::Pip(_) => true,
     };
+    let name = if named { loaded.name() } else { key.clone() };
     let plugin = InstalledPlugin {
         key,
         name,
@@ -252,6 +351,7 @@ fn prepare(
             .strftime("%Y-%m-%dT%H:%M:%SZ")
             .to_string(),
         requires_hermes_ignored_for: None,
+        core_patches: core_patches.clone(),
     };
     let requires_auth = match &loaded.content {
         Content::Native(n) => n
@@ -267,7 +367,68 @@ fn prepare(
         plugin,
         warnings,
         requires_auth,
+        core_patches,
     })
+}
+
+/// A fetched root that is no plugin but holds plugins further down (a repository of several):
+/// refused before anything is copied, naming each plugin directory with the command that
+/// installs it — never the scratch path it was fetched into.
+fn refuse_plugin_collection(spec: &SourceSpec, fetched: &Fetched) -> Result<(), ManagerError> {
+    if package::discover::manifest_kind(&fetched.dir).is_some() {
+        return Ok(());
+    }
+    let inside = package::discover::plugin_dirs_within(&fetched.dir);
+    let shown = spec.display();
+    if inside.is_empty() {
+        return Err(ManagerError::coded(
+            Code::Invalid,
+            format!(
+                "{shown} is not a plugin: it has no plugin.yaml, plugin.yml or plugin.json, and none in its directories"
+            ),
+        ));
+    }
+    let commands: Vec<String> = inside
+        .iter()
+        .map(|dir| match spec.with_subdir(dir) {
+            Some(one) => format!("{dir}: hermes-plugins install {}", one.display()),
+            None => dir.clone(),
+        })
+        .collect();
+    Err(ManagerError::coded(
+        Code::Invalid,
+        format!(
+            "{shown} is not a plugin directory; it holds {}; install {} by its directory:\n  {}",
+            match inside.len() {
+                1 => "1 plugin".to_string(),
+                n => format!("{n} plugins"),
+            },
+            if inside.len() == 1 { "it" } else { "each" },
+            commands.join("\n  ")
+        ),
+    ))
+}
+
+/// `<category>/<dir>` when the plugin was fetched from a directory whose parent is one of
+/// Hermes's plugin categories ([`crate::known::CATEGORIES`]): the key Hermes's loader gives
+/// it in `<home>/plugins/<category>/<dir>/`, whatever its manifest `name` says (two
+/// backends both named `agnes` under `image_gen/` and `video_gen/` are two plugins).
+fn category_key(fetched: &Fetched) -> Option<String> {
+    let path = match &fetched.provenance.subdir {
+        Some(sub) => sub.clone(),
+        None if fetched.provenance.url.is_none() => std::fs::canonicalize(&fetched.dir)
+            .ok()?
+            .to_string_lossy()
+            .into_owned(),
+        None => return None,
+    };
+    let mut segments = path.rsplit('/').filter(|s| !s.is_empty());
+    let dir = segments.next()?;
+    let category = segments.next()?;
+    crate::known::CATEGORIES
+        .contains(&category)
+        .then(|| format!("{category}/{dir}"))
+        .filter(|key| crate::home::check_key(key).is_ok())
 }
 
 /// The key of a plugin whose manifest has no `name`, as Hermes would name its directory: the
@@ -310,6 +471,30 @@ fn store(cx: &Context, prepared: Prepared) -> Result<(InstalledPlugin, Vec<Strin
     Ok((plugin, warnings))
 }
 
+/// Refuses a key another plugin already has: the same key from another source (another
+/// repository or subdirectory, another directory) is another plugin, never a replacement
+/// (`update`, or `remove` first, replace one). Names both sources.
+fn refuse_taken_key(cx: &Context, plugin: &InstalledPlugin) -> Result<(), ManagerError> {
+    let installed = super::installed(cx)?;
+    let Some(other) = installed.plugins.get(&plugin.key) else {
+        return Ok(());
+    };
+    let (was, now) = (
+        super::consent_step::grant_origin(&other.source),
+        super::consent_step::grant_origin(&plugin.source),
+    );
+    if was == now {
+        return Ok(());
+    }
+    Err(ManagerError::coded(
+        Code::Conflict,
+        format!(
+            "the key `{key}` is taken: the installed `{key}` comes from {was}, this plugin from {now}; nothing was changed (to replace it, `hermes-plugins remove {key}` first)",
+            key = plugin.key
+        ),
+    ))
+}
+
 /// Refuses a key whose Hermes module name another installed plugin already has (`a-b` and
 /// `a_b` both import as `hermes_plugins.a_b`).
 fn refuse_module_clash(cx: &Context, key: &str) -> Result<(), ManagerError> {
@@ -348,8 +533,24 @@ pub fn install(
         request.force,
         feedback,
     )?;
+    let previous_patches = super::installed(cx)?
+        .plugins
+        .get(&prepared.plugin.key)
+        .map(|p| p.core_patches.clone())
+        .unwrap_or_default();
+    let core_patch = core_patch_item(
+        &prepared.plugin.key,
+        &prepared.core_patches,
+        &previous_patches,
+    );
+    if let Some(item) = &core_patch
+        && request.plan != PlanMode::Dry
+    {
+        approve_core_patch(item, request.allow_core_patch, prompter)?;
+    }
     let command = format!("install {}", request.spec.display());
     let _lock = super::begin_writing(cx, &command, feedback)?;
+    refuse_taken_key(cx, &prepared.plugin)?;
     refuse_module_clash(cx, &prepared.plugin.key)?;
     let requires_auth = prepared.requires_auth.clone();
     let (plugin, warnings) = store(cx, prepared)?;
@@ -416,14 +617,13 @@ pub fn install(
             },
             accept_surface: request.yes,
             plan: request.plan.clone(),
-            plan_notes: if requires_auth.is_empty() {
-                Vec::new()
-            } else {
-                vec![PlanItem::Auth {
+            plan_notes: core_patch
+                .into_iter()
+                .chain((!requires_auth.is_empty()).then(|| PlanItem::Auth {
                     plugin: key.clone(),
                     providers: requires_auth.clone(),
-                }]
-            },
+                }))
+                .collect(),
         },
         prompter,
         feedback,
@@ -506,6 +706,8 @@ pub struct UpdateRequest {
     pub grants: GrantFlags,
     /// `--allow-removed`.
     pub allow_removed: bool,
+    /// `--allow-core-patch`: approve new patches of Hermes internals.
+    pub allow_core_patch: bool,
 }
 
 /// How many times `update` fetches when other writers keep changing what it fetched.
@@ -578,6 +780,7 @@ pub fn update(
         yes,
         grants,
         allow_removed,
+        allow_core_patch,
     } = request;
     let (dry_run, yes, allow_removed) = (*dry_run, *yes, *allow_removed);
     // Fetch first, without the writer lock; then take it and check nothing moved meanwhile.
@@ -605,6 +808,16 @@ pub fn update(
         ));
         attempt += 1;
     };
+    // Patches of Hermes internals a new version adds are asked before anything is stored.
+    let mut plan_notes = Vec::new();
+    for (key, old, prepared) in &fetched {
+        if let Some(item) = core_patch_item(key, &prepared.core_patches, &old.core_patches) {
+            if !dry_run && *plan_mode != PlanMode::Dry {
+                approve_core_patch(&item, *allow_core_patch, prompter)?;
+            }
+            plan_notes.push(item);
+        }
+    }
     let mut changed = false;
     for (key, old, prepared) in fetched {
         let (mut new, _warnings) = store(cx, prepared)?;
@@ -668,7 +881,7 @@ pub fn update(
                 "update {}",
                 items
                     .iter()
-                    .filter(|i| i.status == "updated")
+                    .filter(|i| i.status == "updated" || i.status == "would-update")
                     .map(|i| i.key.as_str())
                     .collect::<Vec<_>>()
                     .join(" ")
@@ -683,7 +896,7 @@ pub fn update(
             grants: grants.clone(),
             accept_surface: yes,
             plan: plan.clone(),
-            plan_notes: Vec::new(),
+            plan_notes,
         },
         prompter,
         feedback,

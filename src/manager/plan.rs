@@ -55,6 +55,14 @@ pub enum PlanItem {
         /// Whether it is a secret.
         secret: bool,
     },
+    /// Hermes internals the plugin's code rebinds at run time (`no-core-override`): Hermes
+    /// loads it, the catalog does not admit it; `--allow-core-patch` approves.
+    CorePatch {
+        /// The plugin.
+        plugin: String,
+        /// What it patches (`run_agent.AIAgent.chat`, …), those not approved before.
+        targets: Vec<String>,
+    },
     /// Providers the plugin needs the user signed in with (informational).
     Auth {
         /// The plugin.
@@ -71,6 +79,7 @@ impl PlanItem {
             PlanItem::Dependencies { .. } => Some("--yes-deps".into()),
             PlanItem::Capability { id, .. } => Some(format!("--grant {id}")),
             PlanItem::Surface { .. } => Some("--yes".into()),
+            PlanItem::CorePatch { .. } => Some("--allow-core-patch".into()),
             PlanItem::Env { .. } | PlanItem::Auth { .. } => None,
         }
     }
@@ -80,7 +89,7 @@ impl PlanItem {
     pub fn required(&self) -> bool {
         matches!(
             self,
-            PlanItem::Dependencies { .. } | PlanItem::Surface { .. }
+            PlanItem::Dependencies { .. } | PlanItem::Surface { .. } | PlanItem::CorePatch { .. }
         )
     }
 }

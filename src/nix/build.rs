@@ -302,13 +302,7 @@ fn build_venv(
     let installed = install::install(InstallRequest {
         python: req.python.clone(),
         cache_dir: cache.path().to_path_buf(),
-        index: IndexConfig {
-            index_url: None,
-            extra_index_urls: Vec::new(),
-            find_links: vec![wheels.display().to_string()],
-            native_tls: false,
-            timeouts: Default::default(),
-        },
+        index: IndexConfig::local_only(vec![wheels.display().to_string()], Default::default()),
         pins,
         venv: root.join("venv"),
         wheel_cache: cache.path().join("wheels"),

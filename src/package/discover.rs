@@ -152,6 +152,51 @@ pub fn discover(path: &Path) -> io::Result<Discovery> {
     Ok(found)
 }
 
+/// How deep [`plugin_dirs_within`] looks (`src/<package>/<plugin>` layouts sit at 3,
+/// `plugins/<category>/<plugin>` at 3).
+const WITHIN_DEPTH: usize = 5;
+
+/// Most directories [`plugin_dirs_within`] looks at before it stops.
+const WITHIN_ENTRIES: usize = 20_000;
+
+/// The plugin directories (a `plugin.yaml`, `plugin.yml` or `plugin.json` beside them)
+/// anywhere under `root` up to a few levels down, as `/`-separated paths relative to it,
+/// sorted: what a repository of several plugins holds, so an install without a
+/// subdirectory can name each. Symlinks are not followed; hidden, dunder, `node_modules`
+/// and virtualenv directories are skipped, and the walk is bounded.
+pub fn plugin_dirs_within(root: &Path) -> Vec<String> {
+    let skip = |name: &str| {
+        name.starts_with('.')
+            || name.starts_with("__")
+            || matches!(
+                name,
+                "node_modules" | "venv" | "site-packages" | "dist" | "build"
+            )
+    };
+    let mut found = Vec::new();
+    let walk = walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .max_depth(WITHIN_DEPTH)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.file_type().is_dir() && !skip(&e.file_name().to_string_lossy()));
+    for entry in walk.take(WITHIN_ENTRIES).flatten() {
+        let dir = entry.path();
+        let has_manifest = ["plugin.yaml", "plugin.yml", "plugin.json"]
+            .iter()
+            .any(|m| fs::symlink_metadata(dir.join(m)).is_ok_and(|m| m.is_file()));
+        if has_manifest && let Ok(rel) = dir.strip_prefix(root) {
+            let parts: Vec<_> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect();
+            found.push(parts.join("/"));
+        }
+    }
+    found
+}
+
 /// Inside a plugins root, a symlinked directory is followed only while it stays inside the
 /// root: one leading elsewhere is recorded in [`Discovery::outside`] and not read, so
 /// validating a directory never reports on (or reads) something outside it.

@@ -48,8 +48,14 @@ pub struct IndexConfig {
     pub index_url: Option<String>,
     /// Further indexes (`--extra-index-url`).
     pub extra_index_urls: Vec<String>,
-    /// Directories or pages of distributions (`--find-links`).
+    /// Directories or pages of distributions (`--find-links`): added to the indexes, as uv
+    /// adds them (they replace nothing).
     pub find_links: Vec<String>,
+    /// `--no-index`: no index at all, only the `find_links` locations (uv's meaning).
+    pub no_index: bool,
+    /// `--offline`: nothing is fetched over the network; only uv's cache and local
+    /// locations answer (uv's meaning).
+    pub offline: bool,
     /// Trust the operating system's certificate store instead of the bundled Mozilla roots
     /// (`--native-tls`, `UV_NATIVE_TLS`), as uv does. `SSL_CERT_FILE`/`SSL_CERT_DIR`, when
     /// set, replace both.
@@ -78,8 +84,28 @@ impl Default for HttpTimeouts {
 }
 
 impl IndexConfig {
-    /// The URL shown in messages for the primary index.
+    /// Only these local directories, nothing fetched: what installing admitted wheels and
+    /// an offline Nix build use.
+    pub fn local_only(dirs: Vec<String>, timeouts: HttpTimeouts) -> IndexConfig {
+        IndexConfig {
+            find_links: dirs,
+            no_index: true,
+            offline: true,
+            timeouts,
+            ..IndexConfig::default()
+        }
+    }
+
+    /// The URL shown in messages for the primary index (the first location under
+    /// `--no-index`).
     pub fn primary(&self) -> String {
+        if self.no_index {
+            return self
+                .find_links
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "no index (--no-index)".to_string());
+        }
         self.index_url
             .clone()
             .unwrap_or_else(|| "https://pypi.org/simple".to_string())
@@ -668,15 +694,17 @@ impl Session {
         let info = python_info(python.to_path_buf(), &interpreter);
         let tags = interpreter.tags().map_err(other)?.clone();
 
-        // Indexes, exactly as `uv pip compile --index-url … --extra-index-url … --find-links …`.
+        // Indexes, exactly as `uv pip compile --index-url … --extra-index-url … --find-links …
+        // [--no-index]`: find-links locations are added to the indexes (PyPI by default), and
+        // only `--no-index` leaves them alone.
         let mut indexes = Vec::new();
-        if let Some(url) = &index.index_url {
+        if let Some(url) = index.index_url.as_ref().filter(|_| !index.no_index) {
             indexes
                 .push(Index::from_index_url(IndexUrl::from_str(url).map_err(
                     |e| other(format!("invalid index URL {url}: {e}")),
                 )?));
         }
-        for url in &index.extra_index_urls {
+        for url in index.extra_index_urls.iter().filter(|_| !index.no_index) {
             indexes.push(Index::from_extra_index_url(
                 IndexUrl::from_str(url)
                     .map_err(|e| other(format!("invalid index URL {url}: {e}")))?,
@@ -691,9 +719,7 @@ impl Session {
                     .map_err(|e| other(format!("invalid --find-links {f}: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let only_find_links =
-            index.index_url.is_none() && index.extra_index_urls.is_empty() && !flat.is_empty();
-        let index_locations = IndexLocations::new(indexes, flat, only_find_links);
+        let index_locations = IndexLocations::new(indexes, flat, index.no_index);
 
         // The network as uv sees it: SSL_CERT_FILE/SSL_CERT_DIR, the system store on request,
         // proxies from HTTP(S)_PROXY/ALL_PROXY/NO_PROXY (reqwest reads them), and credentials
@@ -704,7 +730,11 @@ impl Session {
             base = base.custom_certificates(certificates);
         }
         let base = base
-            .connectivity(Connectivity::Online)
+            .connectivity(if index.offline {
+                Connectivity::Offline
+            } else {
+                Connectivity::Online
+            })
             .keyring(KeyringProviderType::Disabled)
             .auth_integration(AuthIntegration::Default)
             .connect_timeout(index.timeouts.connect)
@@ -987,6 +1017,46 @@ pub fn classify(index: &IndexConfig, error: &(dyn std::error::Error + 'static)) 
     }
 }
 
+/// The sha256 of the one file the resolution chose. uv's graph carries the hashes of *every*
+/// file of the version (sdist and all wheels: what `--generate-hashes` writes), in no order
+/// that says which is which, so taking the first of them locked the sdist's hash for a wheel
+/// on nearly every PyPI release. The chosen file's own digests are on its `File`; a file
+/// without one (a `--find-links` directory) is hashed from disk, as uv does for local files,
+/// so the lock pins it too. Nothing known stays `None` (the installer then says so).
+fn chosen_file_sha256(
+    file: Option<&uv_distribution_types::File>,
+    version_hashes: &uv_pypi_types::HashDigests,
+) -> Option<String> {
+    let file = file?;
+    if let Some(own) = file
+        .hashes
+        .iter()
+        .find(|h| h.algorithm() == uv_pypi_types::HashAlgorithm::Sha256)
+    {
+        return Some(own.digest.to_string());
+    }
+    // A local file: hash what is on disk. The bound only keeps a runaway file from being
+    // read forever; the installer applies its own (configurable) cap when admitting it.
+    const LOCAL_FILE_LIMIT: u64 = 16 << 30;
+    if let Ok(url) = file.url.to_url()
+        && url.scheme() == "file"
+        && let Ok(path) = url.to_file_path()
+    {
+        return crate::hash::sha256_file_bounded(&path, LOCAL_FILE_LIMIT)
+            .ok()
+            .map(|digest| crate::hash::hex(&digest));
+    }
+    // A version whose only listed digest is one file's (a single-file release) is unambiguous.
+    let sha256: Vec<_> = version_hashes
+        .iter()
+        .filter(|h| h.algorithm() == uv_pypi_types::HashAlgorithm::Sha256)
+        .collect();
+    match sha256.as_slice() {
+        [only] => Some(only.digest.to_string()),
+        _ => None,
+    }
+}
+
 fn collect(python: PythonInfo, resolution: Resolution) -> Resolved {
     let graph = resolution.graph();
     let mut packages = Vec::new();
@@ -1001,10 +1071,7 @@ fn collect(python: PythonInfo, resolution: Resolution) -> Resolved {
             continue;
         };
         let file = d.file();
-        let sha256 = hashes
-            .iter()
-            .map(ToString::to_string)
-            .find_map(|h| h.strip_prefix("sha256:").map(str::to_string));
+        let sha256 = chosen_file_sha256(file, hashes);
         packages.push(ResolvedPackage {
             name: dist.name().clone(),
             version,

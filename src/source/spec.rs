@@ -194,6 +194,33 @@ impl SourceSpec {
         }
     }
 
+    /// The same source one directory further in (`sub` relative to this source's own
+    /// subdirectory): how to name one plugin of a repository of several. A catalog name has
+    /// no such form.
+    pub fn with_subdir(&self, sub: &str) -> Option<SourceSpec> {
+        let join = |base: &Option<String>| match base {
+            Some(b) => format!("{b}/{sub}"),
+            None => sub.to_string(),
+        };
+        match self {
+            SourceSpec::Catalog { .. } => None,
+            SourceSpec::Github {
+                owner,
+                repo,
+                subdir,
+            } => Some(SourceSpec::Github {
+                owner: owner.clone(),
+                repo: repo.clone(),
+                subdir: Some(join(subdir)),
+            }),
+            SourceSpec::Git { url, subdir } => Some(SourceSpec::Git {
+                url: url.clone(),
+                subdir: Some(join(subdir)),
+            }),
+            SourceSpec::Path { dir } => Some(SourceSpec::Path { dir: dir.join(sub) }),
+        }
+    }
+
     /// The same source without credentials in its URL: what provenance records.
     pub fn without_credentials(&self) -> SourceSpec {
         match self {

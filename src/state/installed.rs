@@ -42,6 +42,10 @@ pub struct InstalledPlugin {
     /// `requires_hermes` excludes it (checked again when core changes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requires_hermes_ignored_for: Option<String>,
+    /// The Hermes internals its code patches that the user approved (`--allow-core-patch`
+    /// or at the prompt): an update asks again only for targets not in this list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub core_patches: Vec<String>,
 }
 
 /// The whole file.

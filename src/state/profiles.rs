@@ -24,6 +24,9 @@ pub struct Profile {
     pub enabled: BTreeSet<String>,
     /// Keys (or names) in `plugins.disabled`.
     pub disabled: BTreeSet<String>,
+    /// `memory.provider`: the memory provider Hermes activates, named by its directory in
+    /// `<home>/plugins/` (Hermes's memory loader reads no `plugins.enabled`).
+    pub memory_provider: Option<String>,
 }
 
 impl Profile {
@@ -82,6 +85,7 @@ pub fn profile_from_text(name: &str, config: &Path, text: &str) -> Result<Profil
         config: config.to_path_buf(),
         enabled: BTreeSet::new(),
         disabled: BTreeSet::new(),
+        memory_provider: None,
     };
     let invalid = |pos: crate::located::Pos, message: String| ProfileError::Invalid {
         path: config.to_path_buf(),
@@ -97,6 +101,13 @@ pub fn profile_from_text(name: &str, config: &Path, text: &str) -> Result<Profil
         },
     )
     .map_err(|e| invalid(e.pos, e.message))?;
+    profile.memory_provider = parsed
+        .root
+        .get("memory")
+        .and_then(|m| m.value.get("provider"))
+        .and_then(|p| p.value.as_str())
+        .filter(|p| !p.is_empty())
+        .map(str::to_string);
     let Some(plugins) = parsed.root.get("plugins") else {
         return Ok(profile);
     };

@@ -78,9 +78,12 @@ pub struct Settings {
     /// Further indexes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_index_urls: Vec<String>,
-    /// Directories or pages of distributions.
+    /// Directories or pages of distributions (added to the indexes, as uv adds them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub find_links: Vec<String>,
+    /// `--no-index`: read only the find-links locations.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_index: bool,
     /// The quarantine window (days).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quarantine_days: Option<u32>,
@@ -96,6 +99,7 @@ impl Default for Settings {
             index_url: None,
             extra_index_urls: Vec::new(),
             find_links: Vec::new(),
+            no_index: false,
             quarantine_days: None,
         }
     }
@@ -141,6 +145,7 @@ pub const KEYS: &[&str] = &[
     "index-url",
     "extra-index-url",
     "find-links",
+    "no-index",
     "quarantine-days",
 ];
 
@@ -200,6 +205,7 @@ impl Settings {
             "index-url" => self.index_url.as_ref().map(|u| json!(u)),
             "extra-index-url" => list(&self.extra_index_urls),
             "find-links" => list(&self.find_links),
+            "no-index" => self.no_index.then(|| json!(true)),
             "quarantine-days" => self.quarantine_days.map(|d| json!(d)),
             other => return Err(SettingsError::UnknownKey(other.to_string())),
         })
@@ -223,6 +229,18 @@ impl Settings {
             "index-url" => self.index_url = Some(one()?.clone()),
             "extra-index-url" => self.extra_index_urls = values.to_vec(),
             "find-links" => self.find_links = values.to_vec(),
+            "no-index" => {
+                self.no_index = match one()?.as_str() {
+                    "true" | "1" | "yes" => true,
+                    "false" | "0" | "no" => false,
+                    text => {
+                        return Err(SettingsError::Value {
+                            key: key.to_string(),
+                            message: format!("`{text}` is not true or false"),
+                        });
+                    }
+                }
+            }
             "quarantine-days" => {
                 let text = one()?;
                 self.quarantine_days = Some(text.parse().map_err(|_| SettingsError::Value {
@@ -244,6 +262,7 @@ impl Settings {
             "index-url" => self.index_url = None,
             "extra-index-url" => self.extra_index_urls.clear(),
             "find-links" => self.find_links.clear(),
+            "no-index" => self.no_index = false,
             "quarantine-days" => self.quarantine_days = None,
             other => return Err(SettingsError::UnknownKey(other.to_string())),
         }

@@ -1,5 +1,9 @@
-//! A package index for tests: wheels built here, served on 127.0.0.1 as PEP 691 JSON (with
+//! A package index for tests: releases built here, served on 127.0.0.1 as PEP 691 JSON (with
 //! PEP 700 upload times, sha256 hashes and PEP 658 core metadata) and PEP 503 HTML.
+//!
+//! Each release is served as PyPI serves a typical one: an sdist and several wheels with
+//! different tags, every file with its own bytes and sha256 — only the pure wheel installs
+//! here, so a lock that records another file's hash fails the install.
 
 #![allow(dead_code)]
 
@@ -76,10 +80,24 @@ impl Wheel {
         normalize(&self.name)
     }
 
-    /// The wheel's filename.
+    /// The pure wheel's filename (the file a resolver on any platform picks).
     pub fn filename(&self) -> String {
+        self.filename_for(PURE_TAG)
+    }
+
+    /// The filename of this release's wheel for `tag`.
+    pub fn filename_for(&self, tag: &str) -> String {
         format!(
-            "{}-{}-py3-none-any.whl",
+            "{}-{}-{tag}.whl",
+            self.normalized().replace('-', "_"),
+            self.version
+        )
+    }
+
+    /// The source distribution's filename (PEP 625).
+    pub fn sdist_filename(&self) -> String {
+        format!(
+            "{}-{}.tar.gz",
             self.normalized().replace('-', "_"),
             self.version
         )
@@ -100,8 +118,15 @@ impl Wheel {
         m
     }
 
-    /// Builds the wheel archive.
+    /// Builds the pure wheel archive.
     pub fn build(&self) -> Vec<u8> {
+        self.build_for(PURE_TAG)
+    }
+
+    /// Builds this release's wheel for `tag` (its WHEEL file names the tag, so every
+    /// wheel of a release has its own bytes and its own sha256, as on PyPI).
+    pub fn build_for(&self, tag: &str) -> Vec<u8> {
+        let pure = tag == PURE_TAG;
         let module = self.normalized().replace('-', "_");
         let dist_info = format!("{}-{}.dist-info", module, self.version);
         let mut files: Vec<(String, Vec<u8>)> = vec![
@@ -109,13 +134,16 @@ impl Wheel {
             (format!("{dist_info}/METADATA"), self.metadata().into_bytes()),
             (
                 format!("{dist_info}/WHEEL"),
-                b"Wheel-Version: 1.0\nGenerator: hermes-plugins-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n".to_vec(),
+                format!(
+                    "Wheel-Version: 1.0\nGenerator: hermes-plugins-tests\nRoot-Is-Purelib: {pure}\nTag: {tag}\n"
+                )
+                .into_bytes(),
             ),
         ];
         files.extend(self.extra_files.iter().cloned());
         let mut record = String::new();
         for (i, (path, data)) in files.iter().enumerate() {
-            let recorded: &[u8] = if self.lying_record && i == 0 {
+            let recorded: &[u8] = if self.lying_record && pure && i == 0 {
                 b"__version__ = \"something else\"\n"
             } else {
                 data
@@ -141,6 +169,69 @@ impl Wheel {
         }
         buffer.into_inner()
     }
+
+    /// Builds the source distribution: a gzipped ustar archive with `PKG-INFO` and a
+    /// `pyproject.toml`, as `python -m build --sdist` makes. Resolvers prefer the wheels, so
+    /// it is listed (with its own hash) but not fetched.
+    pub fn build_sdist(&self) -> Vec<u8> {
+        let root = format!("{}-{}", self.normalized().replace('-', "_"), self.version);
+        let module = self.normalized().replace('-', "_");
+        let files = [
+            (format!("{root}/PKG-INFO"), self.metadata().into_bytes()),
+            (
+                format!("{root}/pyproject.toml"),
+                format!(
+                    "[project]\nname = \"{}\"\nversion = \"{}\"\n",
+                    self.name, self.version
+                )
+                .into_bytes(),
+            ),
+            (
+                format!("{root}/src/{module}/__init__.py"),
+                format!("__version__ = \"{}\"\n", self.version).into_bytes(),
+            ),
+        ];
+        let mut tar = Vec::new();
+        for (path, data) in &files {
+            tar.extend_from_slice(&ustar_header(path, data.len()));
+            tar.extend_from_slice(data);
+            tar.resize(tar.len().div_ceil(512) * 512, 0);
+        }
+        tar.resize(tar.len() + 1024, 0);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&tar).expect("gzip");
+        gz.finish().expect("gzip finish")
+    }
+}
+
+/// The tag of the wheel every resolver can install.
+pub const PURE_TAG: &str = "py3-none-any";
+
+/// Platform wheels each release also carries, none installable here (Windows and macOS
+/// builds): a resolver must pass over them, and their hashes must not end up in a lock.
+pub const FOREIGN_TAGS: [&str; 2] = ["cp312-cp312-win_amd64", "cp311-cp311-macosx_11_0_arm64"];
+
+/// A ustar header for a regular file (mode 0644, mtime 0).
+fn ustar_header(path: &str, size: usize) -> [u8; 512] {
+    let mut h = [0u8; 512];
+    assert!(path.len() <= 100, "test sdist path too long: {path}");
+    h[..path.len()].copy_from_slice(path.as_bytes());
+    let mut field = |at: usize, width: usize, value: String| {
+        h[at..at + value.len()].copy_from_slice(value.as_bytes());
+        debug_assert!(value.len() < width);
+    };
+    field(100, 8, format!("{:07o}", 0o644));
+    field(108, 8, format!("{:07o}", 0));
+    field(116, 8, format!("{:07o}", 0));
+    field(124, 12, format!("{size:011o}"));
+    field(136, 12, format!("{:011o}", 0));
+    h[156] = b'0';
+    h[257..263].copy_from_slice(b"ustar\0");
+    h[263..265].copy_from_slice(b"00");
+    h[148..156].copy_from_slice(b"        ");
+    let sum: u32 = h.iter().map(|&b| u32::from(b)).sum();
+    h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+    h
 }
 
 /// PEP 503 name normalisation.
@@ -188,11 +279,45 @@ pub enum Fault {
     RequireBasic(String),
 }
 
+/// One file of a release, as an index lists it.
 struct Published {
     wheel: Wheel,
+    filename: String,
     bytes: Vec<u8>,
     sha256: String,
-    metadata_sha256: String,
+    /// PEP 658 metadata (wheels only, as PyPI serves it).
+    metadata_sha256: Option<String>,
+}
+
+impl Published {
+    /// Every file of a release in the order PyPI lists a typical upload: the sdist, the
+    /// platform wheels, then the pure wheel — each with its own bytes and hash.
+    fn release(wheel: &Wheel) -> Vec<Published> {
+        let metadata_sha256 = sha256_hex(wheel.metadata().as_bytes());
+        let mut files = vec![(wheel.sdist_filename(), wheel.build_sdist(), None)];
+        for tag in FOREIGN_TAGS {
+            files.push((
+                wheel.filename_for(tag),
+                wheel.build_for(tag),
+                Some(metadata_sha256.clone()),
+            ));
+        }
+        files.push((
+            wheel.filename(),
+            wheel.build(),
+            Some(metadata_sha256.clone()),
+        ));
+        files
+            .into_iter()
+            .map(|(filename, bytes, metadata_sha256)| Published {
+                wheel: wheel.clone(),
+                sha256: sha256_hex(&bytes),
+                filename,
+                bytes,
+                metadata_sha256,
+            })
+            .collect()
+    }
 }
 
 /// A running index; stops when dropped.
@@ -215,15 +340,11 @@ impl TestIndex {
         std::fs::create_dir_all(&wheel_dir).expect("wheel dir");
         let mut projects: BTreeMap<String, Vec<Published>> = BTreeMap::new();
         for w in wheels {
-            let bytes = w.build();
-            std::fs::write(wheel_dir.join(w.filename()), &bytes).expect("write wheel");
-            let published = Published {
-                sha256: sha256_hex(&bytes),
-                metadata_sha256: sha256_hex(w.metadata().as_bytes()),
-                wheel: w.clone(),
-                bytes,
-            };
-            projects.entry(w.normalized()).or_default().push(published);
+            for published in Published::release(w) {
+                std::fs::write(wheel_dir.join(&published.filename), &published.bytes)
+                    .expect("write release file");
+                projects.entry(w.normalized()).or_default().push(published);
+            }
         }
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let port = listener.local_addr().expect("local address").port();
@@ -486,12 +607,14 @@ fn respond(path: &str, wants_json: bool, projects: &BTreeMap<String, Vec<Publish
                     .iter()
                     .map(|f| {
                         let mut e = serde_json::json!({
-                            "filename": f.wheel.filename(),
-                            "url": format!("/files/{}", f.wheel.filename()),
+                            "filename": f.filename,
+                            "url": format!("/files/{}", f.filename),
                             "hashes": {"sha256": f.sha256},
                             "size": f.bytes.len(),
-                            "core-metadata": {"sha256": f.metadata_sha256},
                         });
+                        if let Some(metadata) = &f.metadata_sha256 {
+                            e["core-metadata"] = serde_json::json!({"sha256": metadata});
+                        }
                         if let Some(t) = &f.wheel.upload_time {
                             e["upload-time"] = serde_json::json!(t);
                         }
@@ -507,12 +630,25 @@ fn respond(path: &str, wants_json: bool, projects: &BTreeMap<String, Vec<Publish
                 let links: String = files
                     .iter()
                     .map(|f| {
-                        let rp = f.wheel.requires_python.as_deref().map(|r| format!(" data-requires-python=\"{}\"", r.replace('<', "&lt;").replace('>', "&gt;"))).unwrap_or_default();
+                        let rp = f
+                            .wheel
+                            .requires_python
+                            .as_deref()
+                            .map(|r| {
+                                format!(
+                                    " data-requires-python=\"{}\"",
+                                    r.replace('<', "&lt;").replace('>', "&gt;")
+                                )
+                            })
+                            .unwrap_or_default();
+                        let metadata = f
+                            .metadata_sha256
+                            .as_deref()
+                            .map(|m| format!(" data-core-metadata=\"sha256={m}\""))
+                            .unwrap_or_default();
                         format!(
-                            "<a href=\"/files/{0}#sha256={1}\"{rp} data-core-metadata=\"sha256={2}\">{0}</a>\n",
-                            f.wheel.filename(),
-                            f.sha256,
-                            f.metadata_sha256
+                            "<a href=\"/files/{0}#sha256={1}\"{rp}{metadata}>{0}</a>\n",
+                            f.filename, f.sha256,
                         )
                     })
                     .collect();
@@ -522,10 +658,13 @@ fn respond(path: &str, wants_json: bool, projects: &BTreeMap<String, Vec<Publish
         ["files", filename] => {
             let all = projects.values().flatten();
             if let Some(name) = filename.strip_suffix(".metadata") {
-                if let Some(f) = all.clone().find(|f| f.wheel.filename() == name) {
+                if let Some(f) = all
+                    .clone()
+                    .find(|f| f.filename == name && f.metadata_sha256.is_some())
+                {
                     return Reply::ok("text/plain", f.wheel.metadata());
                 }
-            } else if let Some(f) = all.clone().find(|f| f.wheel.filename() == *filename) {
+            } else if let Some(f) = all.clone().find(|f| f.filename == *filename) {
                 return Reply::ok("application/octet-stream", f.bytes.clone());
             }
             Reply::not_found()

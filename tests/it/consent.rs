@@ -433,7 +433,22 @@ fn requires_env_prompted_hidden_or_listed() {
     // Non-interactive: enabled but reported disabled (missing: …).
     let (code, _, err) = w.run(&["install", &file_url(&dir), "--enable"]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("missing: WEATHER_TOKEN"), "{err}");
+    assert!(
+        err.contains("warning: `weather` is held back") && err.contains("missing: WEATHER_TOKEN"),
+        "{err}"
+    );
+    // Every operation document says so, per plugin.
+    let synced = w.json(&["sync"]);
+    assert_eq!(
+        synced["generation"]["held_back"],
+        serde_json::json!([{
+            "plugin": "weather",
+            "missing_env": ["WEATHER_TOKEN"],
+            "reason": synced["generation"]["held_back"][0]["reason"],
+        }]),
+        "{synced:#}"
+    );
+    common::follows_its_schema(&synced, None);
     let listed = w.json(&["list"]);
     assert_eq!(
         listed["plugins"][0]["status"]["default"],
@@ -488,11 +503,14 @@ fn denylisted_env_names_are_never_written() {
     let w = World::new();
     let extra = "requires_env:\n  - LD_AUDIT\n  - name: PLAIN_TOKEN\n";
     let dir = repo_with(&w, "risky", &files("risky", "1.0.0", extra, &["go"]));
-    // The validator calls the declaration an error; only --force installs it.
+    // The validator calls the declaration an error, a catalog-admission rule: Hermes loads
+    // the plugin, so install warns and goes on.
     let (code, _, err) = w.run(&["install", &file_url(&dir)]);
-    assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("LD_AUDIT"), "{err}");
-    w.ok(&["install", &file_url(&dir), "--force"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("warning: catalog admission") && err.contains("LD_AUDIT"),
+        "{err}"
+    );
     let (code, transcript) = interactive(&w, &["enable", "risky"], &[("PLAIN_TOKEN", "plain")]);
     assert_eq!(code, 0, "{transcript}");
     assert!(
@@ -979,4 +997,221 @@ fn rollback_rolls_back_the_grants_hermes_reads() {
     );
     let synced = w.json(&["sync"]);
     assert_eq!(synced["generation"]["published"], false, "{synced:#}");
+}
+
+/// Load rules and admission rules (seed 003): install refuses what Hermes would not load and
+/// a dangerous verdict; catalog-admission errors (undeclared tools) are warnings there and
+/// stay errors in `validate`; code patching Hermes internals is asked like a capability
+/// (`--allow-core-patch`), once per target; a plugin held back for an unset `requires_env`
+/// says so in the operation's document.
+#[test]
+fn install_refuses_load_failures_and_warns_on_admission_rules() {
+    let w = World::new();
+    let plugin = |name: &str, manifest_extra: &str, body: &str| {
+        repo_with(
+            &w,
+            name,
+            &[
+                (
+                    "plugin.yaml".to_string(),
+                    format!(
+                        "name: {name}\nversion: 1.0.0\ndescription: gate test\n{manifest_extra}"
+                    ),
+                ),
+                ("__init__.py".to_string(), body.to_string()),
+            ],
+        )
+    };
+
+    // An undeclared tool: Hermes loads it; only catalog admission fails it.
+    let loose = plugin(
+        "loose",
+        "",
+        "def _t(**kw):\n    return 1\n\ndef register(ctx):\n    ctx.register_tool(name=\"loose_tool\", toolset=\"t\", schema={}, handler=_t)\n",
+    );
+    let (code, _, _) = w.run(&["validate", loose.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "validate keeps the admission error");
+    let doc = w.json(&["install", &file_url(&loose), "--enable", "--yes-deps"]);
+    common::follows_its_schema(&doc, None);
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains("catalog admission") && warnings.contains("declared-tools"),
+        "{doc:#}"
+    );
+    assert_eq!(doc["enabled"], true);
+
+    // A call no Hermes release accepts: register(ctx) raises, Hermes does not load it.
+    let broken = plugin(
+        "broken",
+        "",
+        "def register(ctx):\n    ctx.register_everything_at_once(\"x\")\n",
+    );
+    let (code, _, err) = w.run(&["install", &file_url(&broken)]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("Hermes would not load `broken`") && err.contains("ctx-call"),
+        "{err}"
+    );
+
+    // Patching a Hermes internal: asked, refused without a terminal, listed by a dry run,
+    // approved by the flag and recorded.
+    let patcher = plugin(
+        "patcher",
+        "",
+        "import run_agent\n\ndef register(ctx):\n    run_agent.AIAgent.chat = lambda self, *a, **k: None\n",
+    );
+    let url = file_url(&patcher);
+    let (code, _, err) = w.run(&["install", &url, "--enable", "--yes-deps"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("patches Hermes internals") && err.contains("--allow-core-patch"),
+        "{err}"
+    );
+    assert!(w.json(&["list"])["plugins"].to_string().contains("loose"));
+    assert!(!w.json(&["list"])["plugins"].to_string().contains("patcher"));
+    let dry = w.json(&["install", &url, "--enable", "--yes-deps", "--dry-run"]);
+    common::follows_its_schema(&dry, None);
+    let items = dry["plan"]["items"].as_array().unwrap();
+    let item = items
+        .iter()
+        .find(|i| i["kind"] == "core-patch")
+        .unwrap_or_else(|| panic!("{dry:#}"));
+    assert_eq!(item["plugin"], "patcher");
+    assert!(item["targets"].to_string().contains("run_agent"), "{item}");
+    assert!(
+        dry["plan"]["required"]
+            .to_string()
+            .contains("--allow-core-patch"),
+        "{dry:#}"
+    );
+    w.ok(&[
+        "install",
+        &url,
+        "--enable",
+        "--yes-deps",
+        "--allow-core-patch",
+    ]);
+    let installed = read_json(&w.pm().join("installed.json"));
+    let patches = installed["plugins"]["patcher"]["core_patches"].to_string();
+    assert!(patches.contains("run_agent"), "{installed:#}");
+    // The same targets again (a re-install) are not asked again.
+    w.ok(&["install", &url, "--enable", "--yes-deps"]);
+
+    // Held back for an unset requires_env: the install document says which and why.
+    let needs = plugin(
+        "needs",
+        "provides_tools:\n  - needs_tool\nrequires_env:\n  - NEEDS_TOKEN\n",
+        "def _t(**kw):\n    return 1\n\ndef register(ctx):\n    ctx.register_tool(name=\"needs_tool\", toolset=\"t\", schema={}, handler=_t)\n",
+    );
+    let doc = w.json(&["install", &file_url(&needs), "--enable", "--yes-deps"]);
+    common::follows_its_schema(&doc, None);
+    let held = doc["generation"]["held_back"].as_array().unwrap();
+    assert_eq!(held.len(), 1, "{doc:#}");
+    assert_eq!(held[0]["plugin"], "needs");
+    assert_eq!(held[0]["missing_env"], serde_json::json!(["NEEDS_TOKEN"]));
+    assert!(doc["warnings"].to_string().contains("held back"), "{doc:#}");
+}
+
+/// A repository of several plugins installed without a subdirectory: refused, naming each
+/// plugin directory with the command that installs it (never a scratch path).
+#[test]
+fn a_repository_of_several_plugins_names_each() {
+    let w = World::new();
+    let mut all = Vec::new();
+    for (dir, name) in [
+        ("plugins/alpha", "alpha"),
+        ("plugins/image_gen/beta", "beta"),
+    ] {
+        for (path, text) in files(name, "1.0.0", "", &[&format!("{name}_tool")]) {
+            all.push((format!("{dir}/{path}"), text));
+        }
+    }
+    all.push(("README.md".to_string(), "two plugins\n".to_string()));
+    let repo = repo_with(&w, "several", &all);
+    let url = file_url(&repo);
+    let (code, _, err) = w.run(&["install", &url]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("holds 2 plugins"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "plugins/alpha: hermes-plugins install {url}#plugins/alpha"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "plugins/image_gen/beta: hermes-plugins install {url}#plugins/image_gen/beta"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("/pm/tmp/"), "a scratch path leaked: {err}");
+    w.ok(&["install", &format!("{url}#plugins/alpha")]);
+}
+
+/// Keys as Hermes keys them: plugins from category directories are `<category>/<dir>` (two
+/// backends that both call themselves `agnes` are two plugins), and a different plugin under
+/// a taken key is refused, naming both sources — never a silent replacement.
+#[test]
+fn category_plugins_keep_hermes_keys_and_taken_keys_are_refused() {
+    let w = World::new();
+    let mut all = Vec::new();
+    for category in ["image_gen", "video_gen"] {
+        for (path, text) in files("agnes", "1.0.0", "", &[&format!("{category}_agnes")]) {
+            all.push((format!("plugins/{category}/agnes/{path}"), text));
+        }
+    }
+    let repo = repo_with(&w, "agnes", &all);
+    let url = file_url(&repo);
+    for category in ["image_gen", "video_gen"] {
+        let doc = w.json(&[
+            "install",
+            &format!("{url}#plugins/{category}/agnes"),
+            "--enable",
+            "--yes-deps",
+        ]);
+        assert_eq!(
+            doc["installed"]["key"],
+            format!("{category}/agnes"),
+            "{doc:#}"
+        );
+        assert_eq!(doc["installed"]["name"], "agnes");
+    }
+    let listed = w.json(&["list"]);
+    let keys: Vec<&str> = listed["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["image_gen/agnes", "video_gen/agnes"], "{listed:#}");
+    let generation = w
+        .pm()
+        .join(format!("generations/{}/plugins", w.current().unwrap()));
+    for category in ["image_gen", "video_gen"] {
+        assert!(
+            generation.join(category).join("agnes/plugin.yaml").exists(),
+            "{category}/agnes is not in the generation"
+        );
+    }
+
+    // Another repository whose plugin is also called `weather`: refused, both sources named.
+    let first = repo_with(&w, "weather", &files("weather", "1.0.0", "", &["forecast"]));
+    w.ok(&["install", &file_url(&first)]);
+    let second = repo_with(
+        &w,
+        "impostor",
+        &files("weather", "9.0.0", "", &["forecast"]),
+    );
+    let (code, _, err) = w.run(&["install", &file_url(&second)]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("`weather` is taken")
+            && err.contains("weather-repo")
+            && err.contains("impostor-repo"),
+        "{err}"
+    );
+    let installed = read_json(&w.pm().join("installed.json"));
+    assert_eq!(installed["plugins"]["weather"]["version"], "1.0.0");
+    // The same source again is a re-install, not a clash.
+    w.ok(&["install", &file_url(&first)]);
 }

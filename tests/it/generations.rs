@@ -207,10 +207,23 @@ fn flags_and_refusals() {
     let (code, _, err) = w.run(&["install", dangerous.to_str().unwrap(), "--force"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("dangerous"), "{err}");
-    let invalid = fixture("bad-native/version-is-a-number");
-    let (code, _, err) = w.run(&["install", invalid.to_str().unwrap()]);
+    // A package Hermes would not load (it calls a method no release has): refused, --force
+    // named; a manifest Hermes reads anyway (a numeric version) only fails catalog admission:
+    // installed, with the finding as a warning.
+    let unloadable = fixture("ctx-calls/no-such-method");
+    let (code, _, err) = w.run(&["install", unloadable.to_str().unwrap()]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("--force"), "{err}");
+    assert!(
+        err.contains("Hermes would not load") && err.contains("--force"),
+        "{err}"
+    );
+    let numeric = fixture("bad-native/version-is-a-number");
+    let (code, _, err) = w.run(&["install", numeric.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("catalog admission") && err.contains("manifest-fields"),
+        "{err}"
+    );
 
     // Unknown plugin names and generations: usage errors.
     assert_eq!(w.run(&["enable", "nope"]).0, Some(2));
@@ -575,6 +588,58 @@ fn gc_older_than_keeps_recent_generations() {
     );
 }
 
+/// A release is an sdist and several wheels, each with its own hash (as on PyPI): the lock
+/// records the hash and URL of the one file chosen, the install admits exactly that file, and
+/// the same holds for wheels taken from a `--find-links` directory (hashed from disk).
+#[test]
+fn the_lock_pins_the_chosen_files_own_hash() {
+    let w = World::new();
+    let repo = w.tmp.path().join("weather-repo");
+    git_plugin(&repo, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    w.ok(&["install", &file_url(&repo), "--enable", "--yes-deps"]);
+    let own_hash = |file: &str| {
+        let bytes = std::fs::read(w.index.wheels().join(file)).unwrap();
+        hermes_plugins::hash::sha256_hex(&bytes)
+    };
+    let check = |packages: &Value, local: bool| {
+        let packages = packages.as_array().unwrap();
+        assert_eq!(packages.len(), 2, "{packages:#?}");
+        for p in packages {
+            let file = p["file"].as_str().unwrap();
+            assert!(file.ends_with("-py3-none-any.whl"), "{p}");
+            assert_eq!(p["sha256"].as_str(), Some(own_hash(file).as_str()), "{p}");
+            let sdist = file.split('-').take(2).collect::<Vec<_>>().join("-") + ".tar.gz";
+            assert_ne!(p["sha256"].as_str(), Some(own_hash(&sdist).as_str()));
+            let url = p["url"].as_str().unwrap();
+            assert!(url.ends_with(file), "{p}");
+            assert_eq!(url.starts_with("file://"), local, "{p}");
+        }
+    };
+    let generation = read_json(&w.pm().join("generations/1/generation.json"));
+    check(&generation["lock"]["packages"], false);
+    assert_eq!(
+        w.venv_python("import weatherlib; print(weatherlib.__version__)"),
+        "1.0.0"
+    );
+
+    // The same release from a local directory of its files: locked by the files' own hashes.
+    let local = World::new();
+    let repo = local.tmp.path().join("weather-repo");
+    git_plugin(&repo, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    let wheels = w.index.wheels().to_str().unwrap().to_string();
+    local.ok(&[
+        "install",
+        &file_url(&repo),
+        "--enable",
+        "--yes-deps",
+        "--no-index",
+        "--find-links",
+        &wheels,
+    ]);
+    let generation = read_json(&local.pm().join("generations/1/generation.json"));
+    check(&generation["lock"]["packages"], true);
+}
+
 /// Whether pypi.org answers on 443 within a few seconds (the tests' network is loopback only;
 /// CI machines reach PyPI, some through a TLS-inspecting proxy whose CA is in SSL_CERT_FILE).
 fn pypi_reachable() -> bool {
@@ -597,9 +662,11 @@ fn a_real_pypi_dependency_installs_where_uv_reaches_pypi() {
         eprintln!("pypi.org is not reachable: skipping the real-index test");
         return;
     }
+    // httpx and its dependencies: every release an sdist plus wheels, each with its own hash
+    // (the lock once recorded the sdist's hash for the wheel, and no real dependency installed).
     let w = World::new();
-    let repo = w.tmp.path().join("six-repo");
-    git_plugin(&repo, None, "sixer", "1.0.0", &["six>=1.16,<2"]);
+    let repo = w.tmp.path().join("httpx-repo");
+    git_plugin(&repo, None, "fetcher", "1.0.0", &["httpx>=0.27,<1"]);
     succeeded(
         w.cmd(&["install", &file_url(&repo), "--enable", "--yes-deps"])
             .env_remove("HERMES_PLUGINS_INDEX_URL")
@@ -607,8 +674,17 @@ fn a_real_pypi_dependency_installs_where_uv_reaches_pypi() {
             .output()
             .unwrap(),
     );
-    let version = w.venv_python("import six; print(six.__version__)");
-    assert!(version.starts_with("1."), "{version}");
+    let version = w.venv_python("import httpx, anyio; print(httpx.__version__)");
+    assert!(version.starts_with("0."), "{version}");
+    let generation = read_json(&w.pm().join("generations/1/generation.json"));
+    let packages = generation["lock"]["packages"].as_array().unwrap();
+    assert!(packages.len() >= 5, "{packages:#?}");
+    for p in packages {
+        assert!(p["file"].as_str().unwrap().ends_with(".whl"), "{p}");
+        assert_eq!(p["sha256"].as_str().map(str::len), Some(64), "{p}");
+    }
+    // `verify` re-hashes what is installed against the lock.
+    w.ok(&["verify"]);
 }
 
 /// Whether a `hermes` command is on PATH (it would be found as the core).

@@ -38,6 +38,7 @@ pub(super) fn index_record(index: &crate::resolve::engine::IndexConfig) -> Index
             .map(|u| crate::text::strip_credentials(u))
             .collect(),
         find_links: index.find_links.clone(),
+        no_index: index.no_index,
     }
 }
 
@@ -121,14 +122,16 @@ fn environment(cx: &Context) -> serde_json::Map<String, serde_json::Value> {
         "python".into(),
         serde_json::json!(cx.python.display().to_string()),
     );
-    doc.insert(
-        "index".into(),
-        serde_json::json!({
-            "url": cx.index.index_url,
-            "extra": cx.index.extra_index_urls,
-            "find_links": cx.index.find_links,
-        }),
-    );
+    let mut index = serde_json::json!({
+        "url": cx.index.index_url,
+        "extra": cx.index.extra_index_urls,
+        "find_links": cx.index.find_links,
+    });
+    // Only when set, so digests of homes that never used it stay as they were.
+    if cx.index.no_index {
+        index["no_index"] = serde_json::json!(true);
+    }
+    doc.insert("index".into(), index);
     doc.insert(
         "quarantine_days".into(),
         serde_json::json!(cx.quarantine_days),

@@ -83,10 +83,44 @@ pub struct Applied {
     pub changes: Vec<String>,
     /// Plugins in the new generation.
     pub plugins: Vec<String>,
+    /// Plugins of the generation the agent will not load now, and why (absent from the
+    /// agent until the reason goes away; `list` says the same).
+    pub held_back: Vec<HeldBack>,
     /// With `--dry-run`: what the operation would ask, and how to approve it (printed
     /// beside the publication, not inside it).
     #[serde(skip)]
     pub plan: Option<Plan>,
+}
+
+/// A plugin of the generation that Hermes will not load as things stand.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HeldBack {
+    /// The plugin key.
+    pub plugin: String,
+    /// Its `requires_env` variables set neither in the environment nor in `<home>/.env`.
+    pub missing_env: Vec<String>,
+    /// Why, for people.
+    pub reason: String,
+}
+
+/// The plugins among `keys` held back now: a `requires_env` variable unset (the agent's
+/// reader skips them, GEN-7).
+pub fn held_back(cx: &Context, installed: &Installed, keys: &[String]) -> Vec<HeldBack> {
+    keys.iter()
+        .filter_map(|key| {
+            let plugin = installed.plugins.get(key)?;
+            let missing = super::query::missing_env(cx, &plugin.store_key);
+            (!missing.is_empty()).then(|| HeldBack {
+                plugin: key.clone(),
+                reason: format!(
+                    "`{key}` is held back: Hermes will not load it while a variable it requires is unset (missing: {}); set it in the environment or in {}",
+                    missing.join(", "),
+                    cx.layout.env_file().display()
+                ),
+                missing_env: missing,
+            })
+        })
+        .collect()
 }
 
 /// The current generation's document, if there is one.
@@ -196,13 +230,14 @@ fn record_overrides(installed: &mut Installed, overridden: Vec<(String, String)>
 }
 
 /// What a change with unchanged inputs returns: the user files changed, `current` did not.
-fn unpublished(previous: Option<u64>, plugins: Vec<String>) -> Applied {
+fn unpublished(previous: Option<u64>, plugins: Vec<String>, held_back: Vec<HeldBack>) -> Applied {
     Applied {
         generation: previous,
         previous,
         published: false,
         changes: Vec::new(),
         plugins,
+        held_back,
         plan: None,
     }
 }
@@ -220,6 +255,7 @@ fn planned(
         published: false,
         changes,
         plugins,
+        held_back: Vec::new(),
         plan: Some(plan),
     }
 }
@@ -314,7 +350,8 @@ pub fn apply(
             decisions: &decisions,
         };
         publish::edit_only(cx, &files, previous)?;
-        return Ok(unpublished(previous, keys));
+        let held = held_back(cx, &snapshot, &keys);
+        return Ok(unpublished(previous, keys, held));
     }
 
     // 5. Resolution.
@@ -361,12 +398,14 @@ pub fn apply(
         previous,
         feedback,
     )?;
+    let held_back = held_back(cx, &snapshot, &keys);
     Ok(Applied {
         generation: Some(number),
         previous,
         published: true,
         changes,
         plugins: keys,
+        held_back,
         plan: None,
     })
 }

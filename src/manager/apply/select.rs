@@ -25,6 +25,8 @@ pub(super) struct ProfileState {
     pub enabled: BTreeSet<String>,
     /// `plugins.disabled` after the edits.
     pub disabled: BTreeSet<String>,
+    /// `memory.provider`, as read.
+    pub memory_provider: Option<String>,
 }
 
 /// What phase 1 decided.
@@ -47,6 +49,43 @@ pub(super) struct Selected {
 fn user_plugin_dir(user_plugins: &Path, name: &str) -> Option<PathBuf> {
     let dir = crate::home::join_key(user_plugins, name).ok()?;
     (dir.join("plugin.yaml").is_file() || dir.join("plugin.yml").is_file()).then_some(dir)
+}
+
+/// Unmanaged plugins in a profile's own `plugins/` that Hermes loads without
+/// `plugins.enabled`, and so stay loaded under a generation: every model provider in
+/// `model-providers/<dir>/` (Hermes's provider loader imports each directory with an
+/// `__init__.py`), and the directory `memory.provider` names. Disabled ones are left out.
+fn unasked_providers(
+    state: &ProfileState,
+    installed: &Installed,
+    user_plugins: &Path,
+) -> Vec<(String, PathBuf)> {
+    let unmanaged = |key: &str| installed.find(key).is_none() && !state.disabled.contains(key);
+    let mut found = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(user_plugins.join("model-providers")) {
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|e| e.path().join("__init__.py").is_file())
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect();
+        names.sort();
+        for name in names {
+            let key = format!("model-providers/{name}");
+            if crate::home::check_key(&key).is_ok() && unmanaged(&key) {
+                found.push((key, user_plugins.join("model-providers").join(&name)));
+            }
+        }
+    }
+    if let Some(name) = &state.memory_provider
+        && crate::home::check_name(name).is_ok()
+        && unmanaged(name)
+        && let Ok(dir) = crate::home::join_key(user_plugins, name)
+        && dir.join("__init__.py").is_file()
+    {
+        found.push((name.clone(), dir));
+    }
+    found
 }
 
 /// Reads every profile, applies the change's edits and works out the selections.
@@ -72,6 +111,7 @@ pub(super) fn select(
                 original,
                 enabled: p.enabled,
                 disabled: p.disabled,
+                memory_provider: p.memory_provider,
             },
         );
     }
@@ -96,6 +136,7 @@ pub(super) fn select(
                     text: String::new(),
                     enabled: BTreeSet::new(),
                     disabled: BTreeSet::new(),
+                    memory_provider: None,
                 },
             );
         }
@@ -141,16 +182,19 @@ pub(super) fn select(
     for (name, state) in &states {
         let user_plugins = cx.layout.user_plugins(name);
         let mut outside: Vec<String> = Vec::new();
-        for plugin in state
+        let found = state
             .enabled
             .iter()
             .filter(|k| !state.disabled.contains(*k) && installed.find(k).is_none())
-        {
-            if let Some(dir) = user_plugin_dir(&user_plugins, plugin) {
-                outside.push(plugin.clone());
-                if !external.iter().any(|(_, d)| d == &dir) {
-                    external.push((plugin.clone(), dir));
-                }
+            .filter_map(|plugin| Some((plugin.clone(), user_plugin_dir(&user_plugins, plugin)?)))
+            .chain(unasked_providers(state, installed, &user_plugins));
+        for (plugin, dir) in found {
+            if outside.contains(&plugin) {
+                continue;
+            }
+            outside.push(plugin.clone());
+            if !external.iter().any(|(_, d)| d == &dir) {
+                external.push((plugin, dir));
             }
         }
         let mut enabled: Vec<String> = state

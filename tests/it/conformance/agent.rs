@@ -433,3 +433,153 @@ fn an_external_plugin_loads_where_it_is_with_its_requirements_from_the_generatio
     );
     assert_eq!(doc["plugins"][0]["key"], "localtool", "{doc:#}");
 }
+
+/// Run under `exec`: what Hermes's own provider loaders find — memory providers
+/// (`plugins.memory`, flat `<home>/plugins/<name>`), model providers (`providers`,
+/// `<home>/plugins/model-providers/<name>`) — and the general loader's keys.
+const PROVIDERS: &str = r#"
+import json, sys
+import providers
+import plugins.memory as memory
+from hermes_cli.plugins import discover_plugins, get_plugin_manager
+
+out = {
+    "memory": sorted(memory.list_memory_provider_names()),
+    "model": providers.get_provider_profile("acme") is not None,
+}
+provider = memory.load_memory_provider("skymem")
+out["memory_loaded"] = type(provider).__name__ if provider else None
+out["memory_dep"] = provider.dependency() if provider else None
+discover_plugins()
+out["general"] = {
+    key: {"enabled": p.enabled, "error": p.error}
+    for key, p in get_plugin_manager()._plugins.items()
+    if p.manifest.source == "user"
+}
+print(json.dumps(out), flush=True)
+"#;
+
+/// Every kind of plugin Hermes discovers is discovered from the generation: a memory
+/// provider (with its dependency importable), a model provider from the `model-providers`
+/// category, a backend keyed `<category>/<dir>` — and one enabled nowhere stays out.
+#[test]
+fn memory_and_model_providers_load_from_the_generation() {
+    let Some(python) = hermes_python() else {
+        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the provider loaders test");
+        return;
+    };
+    let w = World::new();
+    let script = w.tmp.path().join("run_providers.py");
+    std::fs::write(&script, PROVIDERS).unwrap();
+    let memory = repo_with(
+        &w,
+        "skymem",
+        &[
+            (
+                "plugin.yaml".into(),
+                "name: skymem\nversion: 1.0.0\ndescription: A memory provider\npython_dependencies:\n  - \"weatherlib>=1,<2\"\n".into(),
+            ),
+            (
+                "__init__.py".into(),
+                "from agent.memory_provider import MemoryProvider\n\nclass SkyMemory(MemoryProvider):\n    @property\n    def name(self):\n        return \"skymem\"\n\n    def is_available(self):\n        return True\n\n    def initialize(self, session_id, **kwargs):\n        pass\n\n    def get_tool_schemas(self):\n        return []\n\n    def dependency(self):\n        import weatherlib\n        return weatherlib.__version__\n\ndef register(ctx):\n    ctx.register_memory_provider(SkyMemory())\n".into(),
+            ),
+        ],
+    );
+    let mut several = Vec::new();
+    for (dir, manifest, init) in [
+        (
+            "plugins/model-providers/acme",
+            "name: acme-provider\nversion: 1.0.0\ndescription: A model provider\nkind: model-provider\n",
+            "from providers import register_provider\nfrom providers.base import ProviderProfile\n\nregister_provider(ProviderProfile(name=\"acme\", display_name=\"Acme\", env_vars=(\"ACME_API_KEY\",), base_url=\"https://api.acme.invalid/v1\"))\n",
+        ),
+        (
+            "plugins/model-providers/other",
+            "name: other-provider\nversion: 1.0.0\ndescription: Installed, never enabled\nkind: model-provider\n",
+            "from providers import register_provider\nfrom providers.base import ProviderProfile\n\nregister_provider(ProviderProfile(name=\"other\", display_name=\"Other\", base_url=\"https://api.other.invalid/v1\"))\n",
+        ),
+        (
+            "plugins/image_gen/painter",
+            "name: painter\nversion: 1.0.0\ndescription: An image backend\n",
+            "def register(ctx):\n    pass\n",
+        ),
+    ] {
+        several.push((format!("{dir}/plugin.yaml"), manifest.to_string()));
+        several.push((format!("{dir}/__init__.py"), init.to_string()));
+    }
+    let repo = repo_with(&w, "several", &several);
+    let url = file_url(&repo);
+    w.ok(&["install", &file_url(&memory), "--enable", "--yes-deps"]);
+    w.ok(&[
+        "install",
+        &format!("{url}#plugins/model-providers/acme"),
+        "--enable",
+        "--yes-deps",
+    ]);
+    w.ok(&["install", &format!("{url}#plugins/model-providers/other")]);
+    w.ok(&[
+        "install",
+        &format!("{url}#plugins/image_gen/painter"),
+        "--enable",
+        "--yes-deps",
+    ]);
+    std::fs::write(w.home.join("config.yaml"), {
+        let mut text = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
+        text.push_str("memory:\n  provider: skymem\n");
+        text
+    })
+    .unwrap();
+
+    let out = w
+        .std_cmd(&[
+            "exec",
+            "--",
+            python.to_str().unwrap(),
+            script.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(
+        seen["memory"]
+            .as_array()
+            .unwrap()
+            .contains(&"skymem".into()),
+        "{seen:#}"
+    );
+    assert_eq!(seen["memory_loaded"], "SkyMemory", "{seen:#}");
+    assert_eq!(seen["memory_dep"], "1.0.0", "{seen:#}");
+    assert_eq!(seen["model"], true, "{seen:#}");
+    assert_eq!(
+        seen["general"]["image_gen/painter"]["enabled"], true,
+        "{seen:#}"
+    );
+    assert!(
+        seen["general"].get("model-providers/other").is_none()
+            || seen["general"]["model-providers/other"]["enabled"] == false,
+        "{seen:#}"
+    );
+
+    // A model provider installed but enabled nowhere is not imported.
+    let probe = w
+        .std_cmd(&[
+            "exec",
+            "--",
+            python.to_str().unwrap(),
+            "-c",
+            "import providers; print(providers.get_provider_profile('other') is None)",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "True");
+}
