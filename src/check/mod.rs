@@ -75,6 +75,7 @@ pub fn run(package: &LoadedPackage, cx: &Context<'_>) -> Result<Outcome, probe::
                 config_schema::check(manifest, file, &mut out);
                 dependencies::check(&native.declarations, cx.core, &mut out);
                 if let Some(root) = &package.root {
+                    dependencies::undeclared(root, &native.declarations, file, cx.core, &mut out);
                     loadable::check(root, manifest, file, &mut out);
                     locales::check(root, manifest, file, &mut out);
                 }

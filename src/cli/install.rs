@@ -46,6 +46,10 @@ pub struct InstallArgs {
     /// the catalog does not admit it)
     #[arg(long)]
     pub allow_core_patch: bool,
+    /// Replace the installed plugin of the same key that comes from another source (its
+    /// grants do not carry over)
+    #[arg(long)]
+    pub replace: bool,
     /// Capability flags.
     #[command(flatten)]
     pub grants: manage::GrantArgs,
@@ -82,6 +86,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         yes: args.yes,
         allow_removed: args.allow_removed,
         allow_core_patch: args.allow_core_patch,
+        replace: args.replace,
         plan: args.plan.mode(),
     };
     let outcome = if manage::interactive(global) {

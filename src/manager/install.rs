@@ -40,6 +40,8 @@ pub struct InstallRequest {
     pub allow_removed: bool,
     /// `--allow-core-patch`: approve a plugin that patches Hermes internals.
     pub allow_core_patch: bool,
+    /// `--replace`: replace the installed plugin of the same key from another source.
+    pub replace: bool,
     /// `--dry-run` (the consent plan, nothing recorded) or `--plan HASH`.
     pub plan: PlanMode,
 }
@@ -65,8 +67,10 @@ struct Validated {
     /// Warnings to show, catalog-admission errors among them.
     warnings: Vec<String>,
     /// The Hermes internals its code rebinds (`no-core-override` targets): Hermes loads it,
-    /// so installing it is asked like a capability ([`approve_core_patches`]).
+    /// so installing it is asked like a capability ([`core_patch_item`]).
     core_patches: Vec<String>,
+    /// The Hermes versions every ctx call fits (`compatibility.loads_on`).
+    loads_on: Vec<String>,
 }
 
 /// Validates a fetched package as Hermes would load it (seed 003): errors of load-gate checks
@@ -173,6 +177,7 @@ fn validate(dir: &Path, force: bool) -> Result<Validated, ManagerError> {
         loaded,
         warnings,
         core_patches,
+        loads_on: outcome.compatibility.loads_on,
     })
 }
 
@@ -303,6 +308,7 @@ fn prepare(
         loaded,
         warnings,
         core_patches,
+        loads_on,
     } = validate(&staged, force)?;
     let requirements = match &loaded.content {
         Content::Native(n) => n
@@ -352,6 +358,7 @@ fn prepare(
             .to_string(),
         requires_hermes_ignored_for: None,
         core_patches: core_patches.clone(),
+        loads_on,
     };
     let requires_auth = match &loaded.content {
         Content::Native(n) => n
@@ -472,9 +479,16 @@ fn store(cx: &Context, prepared: Prepared) -> Result<(InstalledPlugin, Vec<Strin
 }
 
 /// Refuses a key another plugin already has: the same key from another source (another
-/// repository or subdirectory, another directory) is another plugin, never a replacement
-/// (`update`, or `remove` first, replace one). Names both sources.
-fn refuse_taken_key(cx: &Context, plugin: &InstalledPlugin) -> Result<(), ManagerError> {
+/// repository or subdirectory, another directory) is another plugin, replaced only when
+/// asked (`--replace`; its grants do not carry over). Names both sources.
+fn refuse_taken_key(
+    cx: &Context,
+    plugin: &InstalledPlugin,
+    replace: bool,
+) -> Result<(), ManagerError> {
+    if replace {
+        return Ok(());
+    }
     let installed = super::installed(cx)?;
     let Some(other) = installed.plugins.get(&plugin.key) else {
         return Ok(());
@@ -489,7 +503,7 @@ fn refuse_taken_key(cx: &Context, plugin: &InstalledPlugin) -> Result<(), Manage
     Err(ManagerError::coded(
         Code::Conflict,
         format!(
-            "the key `{key}` is taken: the installed `{key}` comes from {was}, this plugin from {now}; nothing was changed (to replace it, `hermes-plugins remove {key}` first)",
+            "the key `{key}` is taken: the installed `{key}` comes from {was}, this plugin from {now}; nothing was changed (--replace installs this one in its place; its grants do not carry over)",
             key = plugin.key
         ),
     ))
@@ -550,7 +564,7 @@ pub fn install(
     }
     let command = format!("install {}", request.spec.display());
     let _lock = super::begin_writing(cx, &command, feedback)?;
-    refuse_taken_key(cx, &prepared.plugin)?;
+    refuse_taken_key(cx, &prepared.plugin, request.replace)?;
     refuse_module_clash(cx, &prepared.plugin.key)?;
     let requires_auth = prepared.requires_auth.clone();
     let (plugin, warnings) = store(cx, prepared)?;

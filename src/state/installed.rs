@@ -46,6 +46,12 @@ pub struct InstalledPlugin {
     /// or at the prompt): an update asks again only for targets not in this list.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub core_patches: Vec<String>,
+    /// The Hermes releases (and `main`) on which every call `register(ctx)` makes fits
+    /// `PluginContext` (validate's `compatibility.loads_on`), recorded when it was installed:
+    /// each publication judges the plugin against the core's version with it. Empty: not
+    /// recorded (installed by an older hermes-plugins), not judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads_on: Vec<String>,
 }
 
 /// The whole file.

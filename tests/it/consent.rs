@@ -39,6 +39,16 @@ fn files(name: &str, version: &str, manifest_extra: &str, tools: &[&str]) -> Vec
     ]
 }
 
+/// The keys `list` shows, in its order.
+fn listed_keys(w: &World) -> Vec<String> {
+    w.json(&["list"])["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn config(w: &World) -> String {
     std::fs::read_to_string(w.home.join("config.yaml")).unwrap_or_default()
 }
@@ -532,14 +542,7 @@ fn keys_sharing_a_hermes_module_are_refused() {
     let (code, _, err) = w.run(&["install", &file_url(&second)]);
     assert_ne!(code, Some(0), "{err}");
     assert!(err.contains("hermes_plugins.a_b"), "{err}");
-    let listed = w.json(&["list"]);
-    let keys: Vec<&str> = listed["plugins"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["key"].as_str().unwrap())
-        .collect();
-    assert_eq!(keys, ["a-b"]);
+    assert_eq!(listed_keys(&w), ["a-b"]);
 }
 
 #[test]
@@ -908,6 +911,13 @@ fn remove_revokes_every_grant_and_a_new_source_is_asked_again() {
         &files("guard", "1.0.0", manifest, &["shield"]),
     );
     let (code, _, err) = w.run(&["install", &file_url(&copy), "--enable"]);
+    assert_eq!(
+        code,
+        Some(1),
+        "another source is not a replacement unless asked: {err}"
+    );
+    assert!(err.contains("--replace"), "{err}");
+    let (code, _, err) = w.run(&["install", &file_url(&copy), "--enable", "--replace"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("is asked again"), "{err}");
     assert_eq!(
@@ -1176,14 +1186,7 @@ fn category_plugins_keep_hermes_keys_and_taken_keys_are_refused() {
         );
         assert_eq!(doc["installed"]["name"], "agnes");
     }
-    let listed = w.json(&["list"]);
-    let keys: Vec<&str> = listed["plugins"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["key"].as_str().unwrap())
-        .collect();
-    assert_eq!(keys, ["image_gen/agnes", "video_gen/agnes"], "{listed:#}");
+    assert_eq!(listed_keys(&w), ["image_gen/agnes", "video_gen/agnes"]);
     let generation = w
         .pm()
         .join(format!("generations/{}/plugins", w.current().unwrap()));
@@ -1204,6 +1207,7 @@ fn category_plugins_keep_hermes_keys_and_taken_keys_are_refused() {
     );
     let (code, _, err) = w.run(&["install", &file_url(&second)]);
     assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("--replace"), "{err}");
     assert!(
         err.contains("`weather` is taken")
             && err.contains("weather-repo")

@@ -839,22 +839,28 @@ fn with_core(w: &World, args: &[&str]) -> (Option<i32>, Value) {
     (out.status.code(), doc)
 }
 
-#[test]
-fn requires_hermes_is_checked_against_the_core() {
-    let w = World::new();
+/// A Hermes core checkout of `version` (pyproject.toml + uv.lock, no dependencies) in the
+/// world's temp directory; returns its path for `--core`.
+fn core_checkout(w: &World, version: &str) -> String {
     let core = w.tmp.path().join("core");
     std::fs::create_dir_all(&core).unwrap();
     std::fs::write(
         core.join("pyproject.toml"),
-        "[project]\nname = \"hermes-agent\"\nversion = \"0.19.0\"\ndependencies = []\n",
+        format!("[project]\nname = \"hermes-agent\"\nversion = \"{version}\"\ndependencies = []\n"),
     )
     .unwrap();
     std::fs::write(
         core.join("uv.lock"),
-        "version = 1\nrevision = 2\nrequires-python = \">=3.10\"\n\n[[package]]\nname = \"hermes-agent\"\nversion = \"0.19.0\"\nsource = { editable = \".\" }\n",
+        format!("version = 1\nrevision = 2\nrequires-python = \">=3.10\"\n\n[[package]]\nname = \"hermes-agent\"\nversion = \"{version}\"\nsource = {{ editable = \".\" }}\n"),
     )
     .unwrap();
-    let core_arg = core.display().to_string();
+    core.display().to_string()
+}
+
+#[test]
+fn requires_hermes_is_checked_against_the_core() {
+    let w = World::new();
+    let core_arg = core_checkout(&w, "0.19.0");
     let future = plugin_repo(&w, "future", "1.0.0", "requires_hermes: \">=0.20, <1\"\n");
     let url = file_url(&future);
     let (code, doc) = with_core(&w, &["install", &url, "--enable", "--core", &core_arg]);
@@ -886,6 +892,74 @@ fn requires_hermes_is_checked_against_the_core() {
     assert!(audit.contains("ignore-requires-hermes"), "{audit}");
     let (code, doc) = with_core(&w, &["sync"]);
     assert_eq!(code, Some(0), "{doc:#}");
+}
+
+/// A plugin is judged against the core's Hermes version at every publication: one whose ctx
+/// calls only upstream main accepts is refused with the call in the message; one already
+/// published when the core changes under it is kept out of the new generation, and the
+/// operation's document says why.
+#[test]
+fn plugins_are_judged_against_the_cores_hermes_version() {
+    let w = World::new();
+    let core_arg = core_checkout(&w, "0.19.0");
+    let newer = repo_with(
+        &w,
+        "newer",
+        &[
+            (
+                "plugin.yaml".to_string(),
+                "name: newer\nversion: 1.0.0\ndescription: needs upstream main\n".to_string(),
+            ),
+            (
+                "__init__.py".to_string(),
+                "def _run(args, **kwargs):\n    return 'ok'\n\ndef register(ctx):\n    if ctx.has_capability('tools.override'):\n        pass\n".to_string(),
+            ),
+        ],
+    );
+    let url = file_url(&newer);
+    let (code, doc) = with_core(&w, &["install", &url, "--enable", "--core", &core_arg]);
+    assert_eq!(code, Some(1), "{doc:#}");
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("Hermes 0.19.0 (the core) would not load `newer`")
+            && message.contains("has_capability"),
+        "{message}"
+    );
+    assert_eq!(w.current(), None);
+
+    // Published without a core, then the core appears: kept out, and said so.
+    let other = w.tmp.path().join("other-home");
+    let w2 = World {
+        home: other.clone(),
+        ..World::new()
+    };
+    std::fs::create_dir_all(&other).unwrap();
+    w2.ok(&["install", &url, "--enable", "--no-core"]);
+    let installed = read_json(&w2.pm().join("installed.json"));
+    assert_eq!(
+        installed["plugins"]["newer"]["loads_on"],
+        serde_json::json!(["main"]),
+        "{installed:#}"
+    );
+    let (code, doc) = with_core(&w2, &["sync", "--core", &core_arg]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    let held = &doc["generation"]["held_back"];
+    assert_eq!(held[0]["plugin"], "newer", "{doc:#}");
+    assert!(
+        held[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not load on Hermes 0.19.0"),
+        "{doc:#}"
+    );
+    let generation = read_json(&w2.pm().join(format!(
+        "generations/{}/generation.json",
+        w2.current().unwrap()
+    )));
+    assert!(
+        !generation["plugins"].to_string().contains("newer"),
+        "{generation:#}"
+    );
 }
 
 #[test]
@@ -925,7 +999,7 @@ fn requires_plugins_needs_the_other_plugin_enabled_in_range() {
     );
 
     let new_base = plugin_repo(&w, "base", "2.1.0", "");
-    w.ok(&["install", &file_url(&new_base), "--enable"]);
+    w.ok(&["install", &file_url(&new_base), "--enable", "--replace"]);
     w.ok(&["enable", "addon"]);
     // Its requirement cannot be disabled from under it.
     let (code, out, _) = w.run(&["--json", "disable", "base"]);

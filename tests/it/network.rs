@@ -212,8 +212,9 @@ fn private_repositories_take_the_github_token_or_a_credential_helper() {
         ),
     )
     .unwrap();
+    // Another host for the same repository is another source: `--replace` takes it.
     let (code, _, err) = run(
-        &["install", &other, "--force"],
+        &["install", &other, "--force", "--replace"],
         &[
             ("HOME", git_home.to_str().unwrap()),
             ("XDG_CONFIG_HOME", git_home.to_str().unwrap()),

@@ -68,6 +68,7 @@ const BAD_NATIVE: &[(&str, Findings, i32)] = &[
         &[("python-dependencies", E)],
         1,
     ),
+    ("requirements-txt-only", &[("python-dependencies", W)], 0),
     ("requires-auth-unknown", &[("requires-auth", W)], 0),
     (
         "requires-env-denylisted",
@@ -125,6 +126,41 @@ fn every_bad_native_fixture_reports_exactly_its_defect() {
         assert_eq!(exit, *code, "{name} exit code");
         assert_eq!(package["ok"], Value::Bool(*code == 0), "{name} ok");
     }
+}
+
+/// Dependencies listed only in requirements.txt are named (and only those the plugin does not
+/// declare), at the file's first such line, with the field to use.
+#[test]
+fn requirements_txt_dependencies_the_plugin_does_not_declare_are_named() {
+    let (_, report) = validate_json(&[&fixture("bad-native/requirements-txt-only")], &[]);
+    let package = only_package(&report);
+    let finding = package["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "python-dependencies")
+        .unwrap_or_else(|| panic!("{package:#}"));
+    let message = finding["message"].as_str().unwrap();
+    assert!(
+        message.contains("aiohttp>=3.9") && message.contains("pyee>=11.0"),
+        "{finding:#}"
+    );
+    assert!(!message.contains("websockets"), "declared: {finding:#}");
+    assert!(
+        finding["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("requirements-txt-only/requirements.txt"),
+        "{finding:#}"
+    );
+    assert_eq!(finding["line"], 3, "{finding:#}");
+    assert!(
+        finding["hint"]
+            .as_str()
+            .unwrap()
+            .contains("python_dependencies"),
+        "{finding:#}"
+    );
 }
 
 #[test]

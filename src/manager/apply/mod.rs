@@ -92,12 +92,15 @@ pub struct Applied {
     pub plan: Option<Plan>,
 }
 
-/// A plugin of the generation that Hermes will not load as things stand.
+/// An enabled plugin that Hermes will not load as things stand: a `requires_env` variable
+/// unset (the agent's reader skips it), or the core's Hermes version cannot load it (kept out
+/// of the generation, [`requirements::compatibility`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct HeldBack {
     /// The plugin key.
     pub plugin: String,
-    /// Its `requires_env` variables set neither in the environment nor in `<home>/.env`.
+    /// Its `requires_env` variables set neither in the environment nor in `<home>/.env`
+    /// (empty when held back for another reason).
     pub missing_env: Vec<String>,
     /// Why, for people.
     pub reason: String,
@@ -322,6 +325,14 @@ pub fn apply(
         record_overrides(&mut installed, overridden);
         change.installed = Some(installed);
     }
+    let kept_out = requirements::compatibility(
+        cx,
+        &snapshot,
+        &mut selected,
+        current.as_ref(),
+        &store,
+        feedback,
+    )?;
 
     let plugins = generation_plugins(&snapshot, &selected.keys, &mut manifests);
     drop(manifests);
@@ -350,7 +361,8 @@ pub fn apply(
             decisions: &decisions,
         };
         publish::edit_only(cx, &files, previous)?;
-        let held = held_back(cx, &snapshot, &keys);
+        let mut held = kept_out;
+        held.extend(held_back(cx, &snapshot, &keys));
         return Ok(unpublished(previous, keys, held));
     }
 
@@ -398,7 +410,9 @@ pub fn apply(
         previous,
         feedback,
     )?;
-    let held_back = held_back(cx, &snapshot, &keys);
+    let mut held = kept_out;
+    held.extend(held_back(cx, &snapshot, &keys));
+    let held_back = held;
     Ok(Applied {
         generation: Some(number),
         previous,

@@ -2,16 +2,20 @@
 //! resolved: `requires_hermes` against the core's version (refused naming both, unless
 //! `--ignore-requires-hermes`, which is recorded per plugin and core version), and
 //! `requires_plugins` against the profile's selection (the other plugin enabled beside it,
-//! its version inside `version_range`).
+//! its version inside `version_range`). And [`compatibility`]: every plugin against the
+//! core's version with the `loads_on` recorded at install (its ctx calls against that
+//! release's `PluginContext`).
 
 use std::str::FromStr;
 
 use uv_pep440::{Version, VersionSpecifiers};
 
+use super::HeldBack;
 use super::consent::Manifests;
 use super::select::Selected;
 use crate::consent::audit::AuditEntry;
 use crate::exit::Code;
+use crate::generation::doc::GenerationDoc;
 use crate::manager::{Context, Feedback, ManagerError};
 use crate::state::installed::Installed;
 
@@ -160,6 +164,102 @@ pub(super) fn check(
         }
     }
     Ok(overridden)
+}
+
+/// The core's Hermes version when it is a release whose `PluginContext` is known (so a
+/// plugin can be judged against it).
+fn judged_version(cx: &Context) -> Option<String> {
+    let version = cx
+        .core
+        .as_ref()
+        .filter(|_| cx.core_known)
+        .and_then(|c| c.project.version.clone())?;
+    crate::known::api::versions()
+        .iter()
+        .any(|v| v.version == version)
+        .then_some(version)
+}
+
+/// VAL-21 at publication: each plugin of the generation whose recorded `loads_on` excludes
+/// the core's version would make `register(ctx)` raise there. One newly added (not in the
+/// current generation) is refused, with the calls that do not fit; one already published
+/// (the core changed under it) is kept out of the new generation — its selection stays in
+/// `config.yaml` — and returned, so the operation says so. Plugins without a record (older
+/// installs) and cores whose release is unknown are not judged.
+pub(super) fn compatibility(
+    cx: &Context,
+    installed: &Installed,
+    selected: &mut Selected,
+    current: Option<&GenerationDoc>,
+    store: &crate::store::Store,
+    feedback: &mut dyn Feedback,
+) -> Result<Vec<HeldBack>, ManagerError> {
+    let Some(version) = judged_version(cx) else {
+        return Ok(Vec::new());
+    };
+    let mut kept_out = Vec::new();
+    for key in selected.keys.clone() {
+        let Some(plugin) = installed.plugins.get(&key) else {
+            continue;
+        };
+        if plugin.loads_on.is_empty() || plugin.loads_on.contains(&version) {
+            continue;
+        }
+        let calls = unfitting_calls(&store.path_of(&plugin.store_key), &version);
+        let fits = format!("; its calls fit Hermes {}", plugin.loads_on.join(", "));
+        if current.is_some_and(|doc| doc.plugin(&key).is_some()) {
+            selected.keys.remove(&key);
+            for selection in selected.selections.values_mut() {
+                selection.enabled.retain(|k| k != &key);
+            }
+            let reason = format!(
+                "`{key}` does not load on Hermes {version} (the core): {calls}{fits}; it is kept out of this generation (update it, or disable it)"
+            );
+            feedback.note(&reason);
+            kept_out.push(HeldBack {
+                plugin: key,
+                missing_env: Vec::new(),
+                reason,
+            });
+            continue;
+        }
+        return Err(ManagerError::coded(
+            Code::Invalid,
+            format!(
+                "Hermes {version} (the core) would not load `{key}`: {calls}{fits}; nothing was changed"
+            ),
+        ));
+    }
+    Ok(kept_out)
+}
+
+/// The `ctx-call` findings of the package in `dir` that concern `version`, for people
+/// (re-checked from the stored tree: only on the way to a refusal).
+fn unfitting_calls(dir: &std::path::Path, version: &str) -> String {
+    let Ok(loaded) = crate::package::load_dir(dir, crate::package::Mode::Validate) else {
+        return "its ctx calls do not fit".to_string();
+    };
+    let Ok(outcome) = crate::check::run(&loaded, &crate::check::Context::default()) else {
+        return "its ctx calls do not fit".to_string();
+    };
+    let lines: Vec<String> = outcome
+        .findings
+        .iter()
+        .filter(|d| d.check == crate::diag::CheckId::CtxCall)
+        .filter(|d| d.message.contains(version) || d.severity == crate::diag::Severity::Error)
+        .map(|d| {
+            let mut line = format!("{}:{}: {}", d.file, d.pos.line, d.message);
+            if let Some(hint) = &d.hint {
+                line.push_str(&format!(" ({hint})"));
+            }
+            line
+        })
+        .collect();
+    if lines.is_empty() {
+        "its ctx calls do not fit".to_string()
+    } else {
+        lines.join("; ")
+    }
 }
 
 #[cfg(test)]

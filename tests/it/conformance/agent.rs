@@ -538,18 +538,10 @@ fn memory_and_model_providers_load_from_the_generation() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = succeeded(out);
+    let seen: Value = serde_json::from_slice(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&stdout)));
     assert!(
         seen["memory"]
             .as_array()
