@@ -403,7 +403,12 @@ def _patch_flat_providers(module, plan, environ):
     Under a generation they see, as if flat: every plugin enabled for the profile, whatever
     its category (``memory/engram`` is seen as ``engram``), then the profile's ``external``
     plugins from ``<home>/plugins``. Hermes itself still decides which of them are providers
-    (``_is_memory_provider_dir``) and which one is active."""
+    (``_is_memory_provider_dir``) and which one is active.
+
+    Several enabled plugins can end in the same name (``engram`` a tools plugin,
+    ``context_engine/engram``, ``memory/engram``): the view keeps the first, so the loader's
+    own category comes first (``memory/`` for ``plugins.memory``, ``cron_providers/`` for
+    the cron loader), then flat keys, then other categories."""
     if not hasattr(module, "_get_user_plugins_dir"):
         if module.__name__ == "plugins.memory":
             _require(module, "_get_user_plugins_dir")
@@ -413,9 +418,16 @@ def _patch_flat_providers(module, plan, environ):
 
     from hermes_constants import get_hermes_home
 
+    own = module.__name__.rsplit(".", 1)[-1] + "/"
+
+    def preference(item):
+        key = item[0]
+        return 0 if key.startswith(own) else 1 if "/" not in key else 2
+
     def _get_user_plugins_dir():
         home_plugins = _home_plugins(get_hermes_home, plan, environ)
-        entries = [(_leaf(k), p) for k, p in _managed_dirs(plan, environ)]
+        managed = sorted(_managed_dirs(plan, environ), key=preference)
+        entries = [(_leaf(k), p) for k, p in managed]
         entries += [(n, Path(home_plugins, n)) for n in plan.external if "/" not in n]
         return _DirView(plan.plugins_dir, entries)
 

@@ -8,6 +8,7 @@ use super::consent_step::GrantFlags;
 use super::plan::{PlanItem, PlanMode};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::check;
+use crate::check::static_py::overrides;
 use crate::consent::surface::{Surface, SurfaceDiff};
 use crate::diag::{CheckId, Gate, Severity};
 use crate::exit::Code;
@@ -114,14 +115,19 @@ fn validate(dir: &Path, force: bool) -> Result<Validated, ManagerError> {
             .filter(move |d| d.severity == Severity::Error && d.check.gate() == gate)
     };
     let errors = shortened(errors_of(Gate::Load).map(describe), "error");
+    // Patches of Hermes itself are asked (below); every other admission error is a warning.
+    let patch_target = |d: &crate::diag::Diagnostic| {
+        d.value
+            .clone()
+            .filter(|t| d.check == CheckId::NoCoreOverride && overrides::patches_hermes(t))
+    };
     let mut core_patches: Vec<String> = errors_of(Gate::Admission)
-        .filter(|d| d.check == CheckId::NoCoreOverride)
-        .filter_map(|d| d.value.clone())
+        .filter_map(patch_target)
         .collect();
     core_patches.sort();
     core_patches.dedup();
     let admission = errors_of(Gate::Admission)
-        .filter(|d| d.check != CheckId::NoCoreOverride)
+        .filter(|d| patch_target(d).is_none())
         .map(|d| format!("catalog admission: {}", describe(d)));
     let warnings = shortened(
         outcome

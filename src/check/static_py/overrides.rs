@@ -53,6 +53,22 @@ fn is_core(path: &str) -> bool {
     known::CORE_MODULES.contains(&top)
 }
 
+/// Whether an override `target` is known to rebind Hermes itself — what installing asks
+/// consent for. A core path always is; a `sys.modules` write only when its key is a literal
+/// naming a Hermes module (`sys.modules["agent.context_engine"]`): plugins commonly register
+/// their own package under another name (`sys.modules["brain"]`, `sys.modules[PKG]`), which
+/// the check still reports (the catalog does not admit it) but which patches nothing of
+/// Hermes.
+pub fn patches_hermes(target: &str) -> bool {
+    let Some(rest) = target.strip_prefix("sys.modules") else {
+        return is_core(target);
+    };
+    rest.strip_prefix("[\"")
+        .or_else(|| rest.strip_prefix("['"))
+        .and_then(|key| key.split(['"', '\'']).next())
+        .is_some_and(is_core)
+}
+
 /// How a function mutates one of its parameters.
 #[derive(Debug, Clone)]
 enum AttrSpec {
@@ -595,5 +611,22 @@ fn collect_identifiers(
                 stack.extend(n.named_children(&mut c));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::patches_hermes;
+
+    #[test]
+    fn only_writes_to_hermes_itself_patch_hermes() {
+        assert!(patches_hermes("run_agent.AIAgent.chat"));
+        assert!(patches_hermes("cron.jobs.CRON_DIR"));
+        assert!(patches_hermes("sys.modules[\"agent.context_engine\"]"));
+        assert!(patches_hermes("sys.modules['tools']"));
+        // The plugin's own package under another name, or a key computed at run time.
+        assert!(!patches_hermes("sys.modules[\"brain\"]"));
+        assert!(!patches_hermes("sys.modules[PACKAGE_NAME]"));
+        assert!(!patches_hermes("sys.modules.pop(…)"));
     }
 }

@@ -450,6 +450,8 @@ out = {
 provider = memory.load_memory_provider("skymem")
 out["memory_loaded"] = type(provider).__name__ if provider else None
 out["memory_dep"] = provider.dependency() if provider else None
+deep = memory.load_memory_provider("deepmem")
+out["deep_loaded"] = type(deep).__name__ if deep else None
 discover_plugins()
 out["general"] = {
     key: {"enabled": p.enabled, "error": p.error}
@@ -498,6 +500,16 @@ fn memory_and_model_providers_load_from_the_generation() {
             "from providers import register_provider\nfrom providers.base import ProviderProfile\n\nregister_provider(ProviderProfile(name=\"other\", display_name=\"Other\", base_url=\"https://api.other.invalid/v1\"))\n",
         ),
         (
+            "plugins/memory/deepmem",
+            "name: deepmem\nversion: 1.0.0\ndescription: A memory provider in the memory category\n",
+            "from agent.memory_provider import MemoryProvider\n\nclass DeepMemory(MemoryProvider):\n    @property\n    def name(self):\n        return \"deepmem\"\n\n    def is_available(self):\n        return True\n\n    def initialize(self, session_id, **kwargs):\n        pass\n\n    def get_tool_schemas(self):\n        return []\n\ndef register(ctx):\n    ctx.register_memory_provider(DeepMemory())\n",
+        ),
+        (
+            "plugins/deepmem",
+            "name: deepmem\nversion: 1.0.0\ndescription: A tools plugin that happens to share the name\nprovides_tools:\n  - deep_tool\n",
+            "def _t(args, **kwargs):\n    return 'deep'\n\ndef register(ctx):\n    ctx.register_tool(name='deep_tool', toolset='deep', schema={'name': 'deep_tool', 'parameters': {'type': 'object', 'properties': {}}}, handler=_t)\n",
+        ),
+        (
             "plugins/image_gen/painter",
             "name: painter\nversion: 1.0.0\ndescription: An image backend\n",
             "def register(ctx):\n    pass\n",
@@ -522,6 +534,11 @@ fn memory_and_model_providers_load_from_the_generation() {
         "--enable",
         "--yes-deps",
     ]);
+    // `memory/deepmem` and a flat tools plugin `deepmem`: the memory loader sees the one in
+    // its own category under the name `memory.provider` uses.
+    for dir in ["plugins/memory/deepmem", "plugins/deepmem"] {
+        w.ok(&["install", &format!("{url}#{dir}"), "--enable", "--yes-deps"]);
+    }
     std::fs::write(w.home.join("config.yaml"), {
         let mut text = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
         text.push_str("memory:\n  provider: skymem\n");
@@ -551,6 +568,8 @@ fn memory_and_model_providers_load_from_the_generation() {
     );
     assert_eq!(seen["memory_loaded"], "SkyMemory", "{seen:#}");
     assert_eq!(seen["memory_dep"], "1.0.0", "{seen:#}");
+    assert_eq!(seen["deep_loaded"], "DeepMemory", "{seen:#}");
+    assert_eq!(seen["general"]["deepmem"]["enabled"], true, "{seen:#}");
     assert_eq!(seen["model"], true, "{seen:#}");
     assert_eq!(
         seen["general"]["image_gen/painter"]["enabled"], true,
