@@ -24,6 +24,34 @@ pub const READER: &str = include_str!("hermes_plugins_generation.py");
 /// The `sitecustomize` that `exec` puts on `PYTHONPATH`.
 pub const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
 
+/// Asks an agent's interpreter (`python -I`) which of the top-level module `names` it could
+/// not import with the generation's `site_packages` appended to its path, as `exec` appends
+/// them: `importlib.util.find_spec`, which finds a module without running it. Returns the
+/// missing names, in the order given.
+pub fn unimportable(
+    python: &Path,
+    site_packages: &Path,
+    names: &[String],
+) -> Result<Vec<String>, String> {
+    const SCRIPT: &str = "import importlib.util, json, sys\nsys.path.append(sys.argv[1])\nmissing = []\nfor name in sys.argv[2:]:\n    try:\n        found = importlib.util.find_spec(name) is not None\n    except (ImportError, ValueError):\n        found = False\n    if not found:\n        missing.append(name)\nprint(json.dumps(missing))\n";
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let out = std::process::Command::new(python)
+        .args(["-I", "-c", SCRIPT])
+        .arg(site_packages)
+        .args(names)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    serde_json::from_slice(&out.stdout).map_err(|e| {
+        format!(
+            "{} did not answer ({e}): {}",
+            python.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    })
+}
+
 /// The runtime's files: (name, contents).
 const FILES: [(&str, &str); 2] = [
     ("hermes_plugins_generation.py", READER),

@@ -8,6 +8,7 @@ use super::consent_step::GrantFlags;
 use super::plan::{PlanItem, PlanMode};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::check;
+use crate::check::static_py::load_imports::LoadImport;
 use crate::check::static_py::overrides;
 use crate::consent::surface::{Surface, SurfaceDiff};
 use crate::diag::{CheckId, Gate, Severity};
@@ -72,6 +73,8 @@ struct Validated {
     core_patches: Vec<String>,
     /// The Hermes versions every ctx call fits (`compatibility.loads_on`).
     loads_on: Vec<String>,
+    /// Outside modules imported while it loads.
+    load_imports: Vec<LoadImport>,
 }
 
 /// Validates a fetched package as Hermes would load it (seed 003): errors of load-gate checks
@@ -184,6 +187,7 @@ fn validate(dir: &Path, force: bool) -> Result<Validated, ManagerError> {
         warnings,
         core_patches,
         loads_on: outcome.compatibility.loads_on,
+        load_imports: outcome.analysis.map(|a| a.load_imports).unwrap_or_default(),
     })
 }
 
@@ -240,6 +244,50 @@ fn approve_core_patch(
     }
 }
 
+/// After a publication that holds `key`: the outside modules it imports while loading that
+/// the agent's interpreter cannot import with the generation's site-packages — neither
+/// Hermes's environment nor the plugin's declared dependencies provide them, so Hermes will
+/// fail to load it (two real plugins listed theirs only in requirements.txt). Asked of the
+/// installed core's interpreter; with a checkout or no core there is none to ask, and nothing
+/// is said. One warning naming each module and where it is imported, with the field to use.
+fn unprovided_imports(
+    cx: &Context,
+    key: &str,
+    imports: &[LoadImport],
+    applied: &Applied,
+) -> Option<String> {
+    if imports.is_empty() || applied.plan.is_some() || !applied.plugins.iter().any(|k| k == key) {
+        return None;
+    }
+    let core = cx.core.as_ref()?;
+    if core.origin != crate::resolve::inputs::CoreOrigin::Installed {
+        return None;
+    }
+    let number = applied.generation?;
+    let doc = crate::generation::doc::GenerationDoc::read(&cx.layout.generation(number)).ok()?;
+    let site = cx.layout.generation(number).join(&doc.python.site_packages);
+    let names: Vec<String> = imports.iter().map(|i| i.top.clone()).collect();
+    let missing = match crate::agent::unimportable(&core.dir, &site, &names) {
+        Ok(missing) => missing,
+        Err(e) => {
+            tracing::debug!("import check of `{key}` skipped: {e}");
+            return None;
+        }
+    };
+    if missing.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = imports
+        .iter()
+        .filter(|i| missing.contains(&i.top))
+        .map(|i| format!("`{}` ({}:{})", i.top, i.file, i.pos.line))
+        .collect();
+    Some(format!(
+        "`{key}` imports {} while it loads, which neither Hermes's environment nor its declared dependencies provide: Hermes will fail to load it until the package is declared (python_dependencies in plugin.yaml, or [project].dependencies in its pyproject.toml)",
+        listed.join(", ")
+    ))
+}
+
 /// The first [`SHOWN_FINDINGS`] lines, and a last line counting the rest.
 fn shortened(lines: impl Iterator<Item = String>, what: &str) -> Vec<String> {
     let all: Vec<String> = lines.collect();
@@ -292,6 +340,8 @@ pub struct Prepared {
     requires_auth: Vec<String>,
     /// The Hermes internals its code patches (approved before it is stored).
     core_patches: Vec<String>,
+    /// Outside modules imported while it loads (checked against the published generation).
+    load_imports: Vec<LoadImport>,
 }
 
 /// Fetches (git, catalog pin or directory), copies the package as the store would keep it,
@@ -315,6 +365,7 @@ fn prepare(
         warnings,
         core_patches,
         loads_on,
+        load_imports,
     } = validate(&staged, force)?;
     let requirements = match &loaded.content {
         Content::Native(n) => n
@@ -381,6 +432,7 @@ fn prepare(
         warnings,
         requires_auth,
         core_patches,
+        load_imports,
     })
 }
 
@@ -573,7 +625,8 @@ pub fn install(
     refuse_taken_key(cx, &prepared.plugin, request.replace)?;
     refuse_module_clash(cx, &prepared.plugin.key)?;
     let requires_auth = prepared.requires_auth.clone();
-    let (plugin, warnings) = store(cx, prepared)?;
+    let load_imports = prepared.load_imports.clone();
+    let (plugin, mut warnings) = store(cx, prepared)?;
     super::check_removed(
         cx,
         &plugin.name,
@@ -686,6 +739,7 @@ pub fn install(
         }
         other => other?,
     };
+    warnings.extend(unprovided_imports(cx, &key, &load_imports, &applied));
     Ok(InstallOutcome {
         key,
         plugin,

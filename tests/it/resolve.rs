@@ -513,3 +513,68 @@ fn python_is_found_as_uv_finds_it() {
         r.stderr
     );
 }
+
+/// `--find-links` adds a location, as uv's does: a package only in the directory and one only
+/// on the index resolve together, each locked with its own file's hash (the local one hashed
+/// from disk). `--no-index` leaves only the directory, and the package only the index has is
+/// then not found.
+#[test]
+fn find_links_adds_a_location_and_no_index_leaves_only_it() {
+    let index = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let links = tmp.path().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    let local = Wheel::new("locallib", "1.0.0", "2025-01-01T00:00:00Z");
+    let bytes = local.build();
+    std::fs::write(links.join(local.filename()), &bytes).unwrap();
+    let p = plugin(tmp.path(), "mixed", &["locallib==1.0.0", "colorlib==2.0.0"]);
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+
+    let r = resolve(
+        &home,
+        &index,
+        &["--plugin", &s(&p), "--no-core", "--find-links", &s(&links)],
+    );
+    assert_eq!(r.code, 0, "{:#}\n{}", r.json, r.stderr);
+    let packages = r.json["lock"]["packages"].as_array().unwrap();
+    let find = |name: &str| {
+        packages
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not locked: {packages:#?}"))
+    };
+    assert_eq!(
+        find("locallib")["sha256"].as_str(),
+        Some(hermes_plugins::hash::sha256_hex(&bytes).as_str())
+    );
+    assert!(
+        find("locallib")["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("file://"),
+        "{packages:#?}"
+    );
+    assert!(
+        find("colorlib")["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1"),
+        "{packages:#?}"
+    );
+
+    let r = resolve(
+        &home,
+        &index,
+        &[
+            "--plugin",
+            &s(&p),
+            "--no-core",
+            "--no-index",
+            "--find-links",
+            &s(&links),
+        ],
+    );
+    assert_eq!(r.code, 1, "{:#}", r.json);
+    assert!(r.json.to_string().contains("colorlib"), "{:#}", r.json);
+}

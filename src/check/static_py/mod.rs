@@ -18,6 +18,7 @@
 
 pub mod credentials;
 pub mod eval;
+pub mod load_imports;
 pub mod overrides;
 pub mod registrations;
 pub mod scope;
@@ -53,6 +54,9 @@ pub struct StaticAnalysis {
     pub verdict: Verdict,
     /// JS self-updaters (VAL-20).
     pub self_updaters: Vec<selfupdate::SelfUpdater>,
+    /// Outside modules imported while the plugin loads (what the agent's environment must
+    /// provide).
+    pub load_imports: Vec<load_imports::LoadImport>,
     /// Files that could not be analysed.
     pub notes: Vec<Diagnostic>,
 }
@@ -171,6 +175,7 @@ pub fn analyze_entry(root: &PackageRoot, entry: Option<&str>) -> StaticAnalysis 
     security.dedup();
     lap("security scan");
     let verdict = Verdict::of(&security);
+    let load_imports = load_imports::find(&set, &indexes);
     StaticAnalysis {
         modules: set.modules.len(),
         has_init: set.root_module().is_some(),
@@ -180,6 +185,7 @@ pub fn analyze_entry(root: &PackageRoot, entry: Option<&str>) -> StaticAnalysis 
         security,
         verdict,
         self_updaters: selfupdate::find(root),
+        load_imports,
         notes,
     }
 }

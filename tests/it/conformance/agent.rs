@@ -594,3 +594,58 @@ fn memory_and_model_providers_load_from_the_generation() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "True");
 }
+
+/// A module a plugin imports while it loads, provided neither by Hermes's environment nor by
+/// its declared dependencies, is named at install (asked of the installed Hermes's own
+/// interpreter, with the generation's site-packages as `exec` adds them); what Hermes or the
+/// declared dependencies provide is not.
+#[test]
+fn imports_nothing_provides_are_named_at_install() {
+    let Some(python) = hermes_python() else {
+        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the import check test");
+        return;
+    };
+    let w = World::new();
+    let repo = repo_with(
+        &w,
+        "importer",
+        &[
+            (
+                "plugin.yaml".into(),
+                "name: importer\nversion: 1.0.0\ndescription: Imports three things\npython_dependencies:\n  - \"weatherlib>=1,<2\"\n".into(),
+            ),
+            (
+                "__init__.py".into(),
+                "import yaml\nimport weatherlib\nfrom .client import go\n\ndef register(ctx):\n    pass\n".into(),
+            ),
+            (
+                "client.py".into(),
+                "import surely_missing_module_xyz\n\ndef go():\n    pass\n".into(),
+            ),
+        ],
+    );
+    let core = format!("installed:{}", python.display());
+    let out = w
+        .cmd(&[
+            "--json",
+            "install",
+            &file_url(&repo),
+            "--enable",
+            "--yes-deps",
+            "--core",
+            &core,
+        ])
+        .env_remove("HERMES_PLUGINS_NO_CORE")
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&succeeded(out)).unwrap();
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains("`surely_missing_module_xyz` (client.py:1)"),
+        "{doc:#}"
+    );
+    assert!(
+        !warnings.contains("`yaml`") && !warnings.contains("`weatherlib`"),
+        "{doc:#}"
+    );
+}
