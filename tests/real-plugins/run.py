@@ -672,6 +672,28 @@ def main():
         rows = [r for r in rows if r["line"] in args.only]
     work = Path(tempfile.mkdtemp(prefix="hermes-real-plugins-"))
     log("work directory: %s" % work)
+    try:
+        return run_all(args, rows, work, started)
+    finally:
+        if args.keep:
+            print("kept: %s" % work)
+        else:
+            remove_tree(work)
+
+
+def remove_tree(path: Path):
+    """Removes a work directory, store trees included (hermes-plugins makes them read-only)."""
+    def writable_then_retry(function, name, _):
+        os.chmod(os.path.dirname(name), 0o700)
+        if os.path.isdir(name) and not os.path.islink(name):
+            os.chmod(name, 0o700)
+        function(name)
+
+    shutil.rmtree(path, onerror=writable_then_retry)
+
+
+def run_all(args, rows, work: Path, started: float) -> int:
+    """Every plugin, the joint home, the report; returns the exit status."""
     (work / "repos").mkdir()
     repos = {}
     for row in rows:
@@ -697,12 +719,7 @@ def main():
         with open(args.json_out, "w", encoding="utf-8") as handle:
             for res in sorted(results, key=lambda r: r["line"]):
                 handle.write(json.dumps(res, default=str) + "\n")
-    status = report(results, joint, joint_lines, time.monotonic() - started)
-    if args.keep:
-        print("kept: %s" % work)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return status
+    return report(results, joint, joint_lines, time.monotonic() - started)
 
 
 if __name__ == "__main__":

@@ -106,10 +106,16 @@ pub struct HeldBack {
     pub reason: String,
 }
 
-/// The plugins among `keys` held back now: a `requires_env` variable unset (the agent's
-/// reader skips them, GEN-7).
-pub fn held_back(cx: &Context, installed: &Installed, keys: &[String]) -> Vec<HeldBack> {
-    keys.iter()
+/// The plugins held back now: those `kept_out` of the generation, then those among `keys`
+/// with a `requires_env` variable unset (the agent's reader skips them, GEN-7).
+fn held_back(
+    cx: &Context,
+    installed: &Installed,
+    keys: &[String],
+    kept_out: Vec<HeldBack>,
+) -> Vec<HeldBack> {
+    let unset = keys
+        .iter()
         .filter_map(|key| {
             let plugin = installed.plugins.get(key)?;
             let missing = super::query::missing_env(cx, &plugin.store_key);
@@ -122,8 +128,8 @@ pub fn held_back(cx: &Context, installed: &Installed, keys: &[String]) -> Vec<He
                 ),
                 missing_env: missing,
             })
-        })
-        .collect()
+        });
+    kept_out.into_iter().chain(unset).collect()
 }
 
 /// The current generation's document, if there is one.
@@ -325,14 +331,8 @@ pub fn apply(
         record_overrides(&mut installed, overridden);
         change.installed = Some(installed);
     }
-    let kept_out = requirements::compatibility(
-        cx,
-        &snapshot,
-        &mut selected,
-        current.as_ref(),
-        &store,
-        feedback,
-    )?;
+    let kept_out =
+        requirements::compatibility(cx, &snapshot, &mut selected, current.as_ref(), &store)?;
 
     let plugins = generation_plugins(&snapshot, &selected.keys, &mut manifests);
     drop(manifests);
@@ -361,8 +361,7 @@ pub fn apply(
             decisions: &decisions,
         };
         publish::edit_only(cx, &files, previous)?;
-        let mut held = kept_out;
-        held.extend(held_back(cx, &snapshot, &keys));
+        let held = held_back(cx, &snapshot, &keys, kept_out);
         return Ok(unpublished(previous, keys, held));
     }
 
@@ -410,16 +409,14 @@ pub fn apply(
         previous,
         feedback,
     )?;
-    let mut held = kept_out;
-    held.extend(held_back(cx, &snapshot, &keys));
-    let held_back = held;
+    let held = held_back(cx, &snapshot, &keys, kept_out);
     Ok(Applied {
         generation: Some(number),
         previous,
         published: true,
         changes,
         plugins: keys,
-        held_back,
+        held_back: held,
         plan: None,
     })
 }

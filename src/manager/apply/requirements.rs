@@ -192,7 +192,6 @@ pub(super) fn compatibility(
     selected: &mut Selected,
     current: Option<&GenerationDoc>,
     store: &crate::store::Store,
-    feedback: &mut dyn Feedback,
 ) -> Result<Vec<HeldBack>, ManagerError> {
     let Some(version) = judged_version(cx) else {
         return Ok(Vec::new());
@@ -212,14 +211,13 @@ pub(super) fn compatibility(
             for selection in selected.selections.values_mut() {
                 selection.enabled.retain(|k| k != &key);
             }
-            let reason = format!(
-                "`{key}` does not load on Hermes {version} (the core): {calls}{fits}; it is kept out of this generation (update it, or disable it)"
-            );
-            feedback.note(&reason);
+            // Said as a warning with the operation's result (`Applied::held_back`).
             kept_out.push(HeldBack {
+                reason: format!(
+                    "`{key}` does not load on Hermes {version} (the core): {calls}{fits}; it is kept out of this generation (update it, or disable it)"
+                ),
                 plugin: key,
                 missing_env: Vec::new(),
-                reason,
             });
             continue;
         }
