@@ -18,6 +18,11 @@ Standard library only, importable on its own (Python 3.8+). Two uses:
   (``hermes_cli.plugins``), and the loaders that read ``<home>/plugins`` on their own --
   memory providers (``plugins.memory``), model providers (``providers``) and cron scheduler
   providers (``plugins.cron_providers``); see docs/integration.md.
+
+* ``hermes-plugins activate`` writes this file into a Hermes installation's site-packages
+  with a ``.pth`` line calling :func:`activate`, so that every process of that installation
+  does the same by itself, for the home ``HERMES_HOME`` names (``~/.hermes`` by default) —
+  and nothing at all while that home has no published generation.
 """
 
 import fcntl
@@ -194,12 +199,63 @@ def install(environ=os.environ):
     sys.meta_path.insert(0, _Hook(environ))
 
 
+#: The lease an activated process holds on its generation (open for the process's life).
+_ACTIVATED_LEASE = None
+
+
+def activate(environ=os.environ):
+    """Called by the ``.pth`` line ``hermes-plugins activate`` writes: unless ``exec``
+    prepared the process already, hook Hermes's plugin loaders as :func:`install` does, but
+    decide lazily — at the first hooked import, so a process that never loads Hermes's plugins
+    (pip, a script) reads nothing — which home it is (:func:`home_of`) and whether that home
+    has a published generation; with none, Hermes is left exactly as it is."""
+    if "HERMES_PLUGINS_GENERATION" in environ:
+        return
+    sys.meta_path.insert(0, _Hook(environ, lazy=True))
+
+
+def home_of(environ=os.environ):
+    """``(root, profile, agent_home)`` of the process: the home Hermes uses (``HERMES_HOME``,
+    else ``~/.hermes``), which is a profile's home when it is ``<root>/profiles/<name>`` under
+    a root that hermes-plugins manages (``<root>/pm``)."""
+    agent_home = os.path.abspath(
+        os.path.expanduser(environ.get("HERMES_HOME") or os.path.join("~", ".hermes"))
+    )
+    parent = os.path.dirname(agent_home)
+    if os.path.basename(parent) == "profiles":
+        root = os.path.dirname(parent)
+        if os.path.isdir(os.path.join(root, "pm")):
+            return root, os.path.basename(agent_home), agent_home
+    return agent_home, "default", agent_home
+
+
+def _lease_for(environ):
+    """For an activated process: the environment ``exec`` would have given it, with the
+    current generation leased for the process's life; None when nothing is published."""
+    global _ACTIVATED_LEASE
+    root, profile, agent_home = home_of(environ)
+    directory, handle = acquire(root)
+    if directory is None:
+        return None
+    _ACTIVATED_LEASE = handle
+    prepared = dict(environ)
+    prepared.update({
+        "HERMES_PLUGINS_GENERATION": directory,
+        "HERMES_PLUGINS_PROFILE": profile,
+        "HERMES_PLUGINS_AGENT_HOME": agent_home,
+        "HERMES_PLUGINS_ENV_FILE": os.path.join(root, ".env"),
+    })
+    return prepared
+
+
 class _Hook:
     """A meta-path finder that runs :func:`_patch` after the hooked modules execute."""
 
-    def __init__(self, environ):
+    def __init__(self, environ, lazy=False):
         self.environ = environ
         self.plan = None
+        #: Activated (not under ``exec``): the generation is found at the first hooked import.
+        self.lazy = lazy
 
     def find_spec(self, name, path=None, target=None):
         if name not in _HOOKED:
@@ -213,6 +269,17 @@ class _Hook:
         return spec
 
     def get_plan(self):
+        """The plan of the process, read once; None when an activated process's home has
+        nothing published (Hermes is then left alone)."""
+        if self.lazy:
+            self.lazy = False
+            prepared = _lease_for(self.environ)
+            if prepared is None:
+                self.environ = None
+                return None
+            self.environ = prepared
+        if self.environ is None:
+            return None
         if self.plan is None:
             directory = self.environ.get("HERMES_PLUGINS_GENERATION") or ""
             profile = self.environ.get("HERMES_PLUGINS_PROFILE") or "default"
@@ -246,6 +313,8 @@ class _PatchingLoader:
     def exec_module(self, module):
         self._loader.exec_module(module)
         plan = self._hook.get_plan()
+        if plan is None:
+            return
         name = module.__name__
         if name == "hermes_cli.plugins":
             _patch_plugins(module, plan, self._hook.environ)

@@ -10,6 +10,8 @@
 //! to `sys.path`, and honour only the capabilities the generation records as granted. See
 //! docs/integration.md.
 
+pub mod activate;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 

@@ -40,6 +40,8 @@ pub enum Schema {
     Outdated,
     /// `catalog update`.
     CatalogUpdate,
+    /// `activate`, `deactivate`.
+    Activate,
 }
 
 impl Schema {
@@ -63,6 +65,7 @@ impl Schema {
             Schema::Config => "config.schema.json",
             Schema::Outdated => "outdated.schema.json",
             Schema::CatalogUpdate => "catalog-update.schema.json",
+            Schema::Activate => "activate.schema.json",
         }
     }
 

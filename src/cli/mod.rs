@@ -12,6 +12,7 @@ macro_rules! outln {
     };
 }
 
+pub mod activate;
 pub mod catalog;
 pub mod completions;
 pub mod config;
@@ -223,6 +224,11 @@ pub enum Command {
     Env,
     /// Run an agent (an unmodified Hermes) on the current generation, leased for its whole life
     Exec(exec::ExecArgs),
+    /// Make a Hermes installation read the current generation by itself (no `exec`): a hook
+    /// in its site-packages
+    Activate(activate::ActivateArgs),
+    /// Remove the hook `activate` put into a Hermes installation
+    Deactivate(activate::ActivateArgs),
     /// Show or change the recorded environment: Hermes core, interpreter, indexes
     Config(config::ConfigArgs),
     /// Catalog reviewer tools: check entries, review a change, resolve every entry with core
@@ -370,6 +376,8 @@ pub fn main() -> ExitCode {
         Command::Verify => inspect::verify(&cli.global),
         Command::Env => inspect::env(&cli.global),
         Command::Exec(args) => exec::run(args, &cli.global),
+        Command::Activate(args) => activate::activate(args, &cli.global),
+        Command::Deactivate(args) => activate::deactivate(args, &cli.global),
         Command::Config(args) => config::run(args, &cli.global),
         Command::Catalog(args) => catalog::run(args, &cli.global),
         Command::Search(args) => catalog::search(args, &cli.global),

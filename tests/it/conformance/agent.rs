@@ -649,3 +649,123 @@ fn imports_nothing_provides_are_named_at_install() {
         "{doc:#}"
     );
 }
+
+/// A venv of its own whose interpreter sees the CI Hermes through a `.pth` path line, so
+/// `activate` writes into a site-packages of the test's, never into the shared Hermes venv.
+fn hermes_venv_of_our_own(w: &World, hermes_python: &Path) -> std::path::PathBuf {
+    let venv = w.tmp.path().join("hermes-venv");
+    succeeded(
+        std::process::Command::new(hermes_python)
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&venv)
+            .output()
+            .unwrap(),
+    );
+    let purelib = |python: &Path| {
+        let out = std::process::Command::new(python)
+            .args([
+                "-I",
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ])
+            .output()
+            .unwrap();
+        std::path::PathBuf::from(String::from_utf8(succeeded(out)).unwrap().trim())
+    };
+    let python = venv.join("bin/python");
+    std::fs::write(
+        purelib(&python).join("the_ci_hermes.pth"),
+        format!("{}\n", purelib(hermes_python).display()),
+    )
+    .unwrap();
+    python
+}
+
+/// Runs the agent script with `python` directly (no `exec`, no PYTHONPATH) in `home`.
+fn direct_snapshot(python: &Path, script: &Path, home: &Path) -> Value {
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg("sky_tool")
+        .env("HERMES_HOME", home)
+        .env_remove("PYTHONPATH")
+        .env_remove("HERMES_PLUGINS_GENERATION")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = succeeded(out);
+    let line = String::from_utf8_lossy(&stdout);
+    serde_json::from_str(line.lines().next().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {line}\n{stderr}"))
+}
+
+/// `activate`: an unmodified Hermes started directly — no `exec` — reads the current
+/// generation of its home (plugins, selection, dependencies); a home with nothing published
+/// is left as Hermes has it; `activate` is idempotent; `deactivate` restores Hermes's own
+/// behaviour.
+#[test]
+fn an_activated_hermes_reads_the_generation_without_exec() {
+    let Some(hermes) = hermes_python() else {
+        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the activate test");
+        return;
+    };
+    let w = World::new();
+    let python = hermes_venv_of_our_own(&w, &hermes);
+    let script = w.tmp.path().join("run_hermes.py");
+    std::fs::write(&script, AGENT).unwrap();
+    let sky = repo_with(&w, "sky", &sky_files());
+    w.ok(&["install", &file_url(&sky), "--enable", "--yes-deps"]);
+
+    let before = direct_snapshot(&python, &script, &w.home);
+    assert_eq!(enabled(&before), Vec::<String>::new(), "{before:#}");
+
+    let python_arg = python.to_str().unwrap();
+    let doc = w.json(&["activate", "--python", python_arg]);
+    crate::common::follows_its_schema(&doc, None);
+    assert_eq!(doc["active"], true, "{doc:#}");
+    assert_eq!(doc["hermes"], "0.19.0", "{doc:#}");
+    assert!(
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["change"] == "written"),
+        "{doc:#}"
+    );
+    let seen = direct_snapshot(&python, &script, &w.home);
+    assert_eq!(enabled(&seen), ["sky"], "{seen:#}");
+    assert_eq!(seen["tools"]["sky_tool"], "weatherlib 1.0.0", "{seen:#}");
+
+    // Idempotent.
+    let again = w.json(&["activate", "--python", python_arg]);
+    assert!(
+        again["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["change"] == "unchanged"),
+        "{again:#}"
+    );
+
+    // A home with nothing published: Hermes loads <home>/plugins exactly as without the hook.
+    let plain = w.tmp.path().join("plain-home");
+    std::fs::create_dir_all(plain.join("plugins/sky")).unwrap();
+    for (name, text) in sky_files() {
+        std::fs::write(plain.join("plugins/sky").join(name), text).unwrap();
+    }
+    std::fs::write(plain.join("config.yaml"), "plugins:\n  enabled: [sky]\n").unwrap();
+    let unmanaged = direct_snapshot(&python, &script, &plain);
+    assert_eq!(enabled(&unmanaged), ["sky"], "{unmanaged:#}");
+    assert!(
+        unmanaged["tools"]["sky_tool"]
+            .as_str()
+            .unwrap()
+            .contains("No module named 'weatherlib'"),
+        "its dependency is not there without a generation: {unmanaged:#}"
+    );
+
+    let doc = w.json(&["deactivate", "--python", python_arg]);
+    assert_eq!(doc["active"], false, "{doc:#}");
+    let after = direct_snapshot(&python, &script, &w.home);
+    assert_eq!(enabled(&after), Vec::<String>::new(), "{after:#}");
+}

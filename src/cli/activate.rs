@@ -1,0 +1,107 @@
+//! `activate` / `deactivate`: the hook in a Hermes installation's site-packages that makes
+//! every process of it read the current generation without `exec` (`agent::activate`).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::json::Schema;
+use super::{CliError, Code, GlobalArgs, Status};
+use crate::agent::activate::{self, ActivateError, Target};
+use crate::state::settings::{CoreSetting, Settings};
+
+/// Arguments of `activate` and `deactivate`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  hermes-plugins activate                                  # the recorded core's interpreter, else the `hermes` on PATH\n  hermes-plugins activate --python ~/.hermes/hermes-agent/venv/bin/python\n  hermes-plugins deactivate\n\nThe hook is two files in that interpreter's site-packages (hermes_plugins_activate.pth and hermes_plugins_generation.py). Every process of that Hermes then reads the current generation of its HERMES_HOME (else ~/.hermes) as under `exec`; a home with nothing published is left exactly as it is."
+)]
+pub struct ActivateArgs {
+    /// The interpreter Hermes runs with [default: the recorded core's (`--core installed:PY`),
+    /// else the one behind the `hermes` on PATH]
+    #[arg(long, value_name = "PYTHON")]
+    pub python: Option<PathBuf>,
+}
+
+/// The interpreter to act on: `--python`, the recorded installed core's, the `hermes` on PATH.
+fn interpreter(args: &ActivateArgs, global: &GlobalArgs) -> Result<PathBuf, CliError> {
+    if let Some(python) = &args.python {
+        return Ok(python.clone());
+    }
+    let layout = crate::home::Layout::new(&super::manage::home(global));
+    if let Ok(settings) = Settings::read(&layout.settings())
+        && let Some(CoreSetting::Installed { python }) = settings.core
+    {
+        return Ok(python);
+    }
+    super::environment::detect_hermes().ok_or_else(|| {
+        CliError::coded(
+            Code::NotFound,
+            "no Hermes to activate: no installed core is recorded and there is no `hermes` on PATH (name its interpreter: --python PYTHON)",
+        )
+    })
+}
+
+fn failure(e: ActivateError) -> CliError {
+    match e {
+        ActivateError::Interpreter { .. } => CliError::coded(Code::Interpreter, e.to_string()),
+        ActivateError::Unsupported(_) | ActivateError::ReadOnly(_) => {
+            CliError::coded(Code::Refused, e.to_string())
+        }
+        ActivateError::Io { .. } => CliError::coded(Code::Io, e.to_string()),
+    }
+}
+
+fn report(global: &GlobalArgs, operation: &str, target: &Target, changes: &[activate::FileChange]) {
+    let active = activate::is_active(&target.site_packages);
+    if global.printer.json() {
+        global.printer.document(
+            Schema::Activate,
+            &json!({
+                "operation": operation,
+                "python": target.python,
+                "site_packages": target.site_packages,
+                "hermes": target.hermes,
+                "active": active,
+                "files": changes,
+            }),
+        );
+        return;
+    }
+    for c in changes {
+        outln!(global.printer, "{} {}", c.change, c.path.display());
+    }
+    let hermes = target.hermes.as_deref().unwrap_or("?");
+    if active {
+        outln!(
+            global.printer,
+            "Hermes {hermes} at {} reads the current generation of its home by itself",
+            target.python.display()
+        );
+    } else {
+        outln!(
+            global.printer,
+            "Hermes {hermes} at {} loads <home>/plugins as it does without hermes-plugins",
+            target.python.display()
+        );
+    }
+}
+
+/// `activate`.
+pub fn activate(args: &ActivateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let python = interpreter(args, global)?;
+    let target = activate::inspect(&python).map_err(failure)?;
+    activate::check(&target).map_err(failure)?;
+    let changes = activate::activate(&target).map_err(failure)?;
+    report(global, "activate", &target, &changes);
+    Ok(Status::Ok)
+}
+
+/// `deactivate`.
+pub fn deactivate(args: &ActivateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
+    let python = interpreter(args, global)?;
+    let target = activate::inspect(&python).map_err(failure)?;
+    let changes = activate::deactivate(&target).map_err(failure)?;
+    report(global, "deactivate", &target, &changes);
+    Ok(Status::Ok)
+}
