@@ -289,27 +289,20 @@ def observe(resolve, role, out):
                                        if isinstance(v, dict) and v.get("plugin") in (name, general["key"]))
             mine_calls = [c for c in calls if c["plugin"] == general["key"]]
 
+            #: The agent registry each backend registration lands in.
+            BACKEND_REGISTRIES = {
+                "register_%s_provider" % kind: "%s_registry" % kind
+                for kind in ("image_gen", "video_gen", "web_search", "browser", "tts",
+                             "transcription")
+            }
+
             def _accepted(method, what, obj):
                 """Whether Hermes's own registry holds what the plugin registered."""
                 try:
-                    if method == "register_image_gen_provider":
-                        from agent import image_gen_registry as r
-                        return r.get_provider(what) is obj
-                    if method == "register_video_gen_provider":
-                        from agent import video_gen_registry as r
-                        return r.get_provider(what) is obj
-                    if method == "register_web_search_provider":
-                        from agent import web_search_registry as r
-                        return r.get_provider(what) is obj
-                    if method == "register_browser_provider":
-                        from agent import browser_registry as r
-                        return r.get_provider(what) is obj
-                    if method == "register_tts_provider":
-                        from agent import tts_registry as r
-                        return r.get_provider(what) is obj
-                    if method == "register_transcription_provider":
-                        from agent import transcription_registry as r
-                        return r.get_provider(what) is obj
+                    if method in BACKEND_REGISTRIES:
+                        import importlib
+                        registry = importlib.import_module("agent." + BACKEND_REGISTRIES[method])
+                        return registry.get_provider(what) is obj
                     if method == "register_platform":
                         from gateway.platform_registry import platform_registry
                         e = platform_registry.get(what)

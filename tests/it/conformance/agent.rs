@@ -120,16 +120,30 @@ fn enabled(snapshot: &Value) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn an_unmodified_hermes_runs_exactly_the_leased_generation() {
+/// The real Hermes's interpreter and a world with `script` written to `<tmp>/<file>` (not
+/// `agent.py`: the script's directory comes first on `sys.path`, and Hermes has an `agent`
+/// package); `None`, said on stderr, when no Hermes is configured.
+fn agent_world(
+    what: &str,
+    file: &str,
+    script: &str,
+) -> Option<(std::path::PathBuf, World, std::path::PathBuf)> {
     let Some(python) = hermes_python() else {
-        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the agent contract test");
-        return;
+        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping {what}");
+        return None;
     };
     let w = World::new();
-    // Not `agent.py`: the script's directory comes first on sys.path, and Hermes has an `agent` package.
-    let script = w.tmp.path().join("run_hermes.py");
-    std::fs::write(&script, AGENT).unwrap();
+    let path = w.tmp.path().join(file);
+    std::fs::write(&path, script).unwrap();
+    Some((python, w, path))
+}
+
+#[test]
+fn an_unmodified_hermes_runs_exactly_the_leased_generation() {
+    let Some((python, w, script)) = agent_world("the agent contract test", "run_hermes.py", AGENT)
+    else {
+        return;
+    };
     let sky = repo_with(&w, "sky", &sky_files());
     let shadow = repo_with(&w, "shadow", &shadow_files());
     w.ok(&["install", &file_url(&sky), "--enable", "--yes-deps"]);
@@ -466,13 +480,11 @@ print(json.dumps(out), flush=True)
 /// category, a backend keyed `<category>/<dir>` — and one enabled nowhere stays out.
 #[test]
 fn memory_and_model_providers_load_from_the_generation() {
-    let Some(python) = hermes_python() else {
-        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the provider loaders test");
+    let Some((python, w, script)) =
+        agent_world("the provider loaders test", "run_providers.py", PROVIDERS)
+    else {
         return;
     };
-    let w = World::new();
-    let script = w.tmp.path().join("run_providers.py");
-    std::fs::write(&script, PROVIDERS).unwrap();
     let memory = repo_with(
         &w,
         "skymem",
@@ -705,14 +717,10 @@ fn direct_snapshot(python: &Path, script: &Path, home: &Path) -> Value {
 /// behaviour.
 #[test]
 fn an_activated_hermes_reads_the_generation_without_exec() {
-    let Some(hermes) = hermes_python() else {
-        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the activate test");
+    let Some((hermes, w, script)) = agent_world("the activate test", "run_hermes.py", AGENT) else {
         return;
     };
-    let w = World::new();
     let python = hermes_venv_of_our_own(&w, &hermes);
-    let script = w.tmp.path().join("run_hermes.py");
-    std::fs::write(&script, AGENT).unwrap();
     let sky = repo_with(&w, "sky", &sky_files());
     w.ok(&["install", &file_url(&sky), "--enable", "--yes-deps"]);
 
