@@ -2,7 +2,7 @@
 //! flags over `pm/settings.json` over what is found on the machine (the `hermes` on PATH, the
 //! interpreter as uv finds it).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -94,19 +94,67 @@ pub struct Environment {
     pub quarantine_days: u32,
 }
 
-/// The interpreter of the `hermes` command on PATH (its console script's `#!` line), if it
-/// is one.
+/// The interpreter behind the `hermes` command on PATH, if there is one (see
+/// [`interpreter_behind`]).
 pub fn detect_hermes() -> Option<PathBuf> {
-    let script = std::env::var_os(EnvVars::PATH).and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("hermes"))
-            .find(|c| c.is_file())
-    })?;
-    let head = crate::files::read_regular(&script, 4096).ok().flatten()?;
-    let first = String::from_utf8_lossy(&head);
-    let line = first.lines().next()?.strip_prefix("#!")?.trim();
-    let python = PathBuf::from(line.split_whitespace().next()?);
-    (python.is_absolute() && python.is_file()).then_some(python)
+    let path = std::env::var_os(EnvVars::PATH)?;
+    let script = find_on(&path, "hermes")?;
+    interpreter_behind(&script, &path)
+}
+
+/// The first `name` on the search path `path` that is a file (symlinks followed).
+fn find_on(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .map(|d| d.join(name))
+        .find(|c| c.is_file())
+}
+
+/// How many launchers [`interpreter_behind`] follows before it gives up.
+const MAX_LAUNCHERS: usize = 4;
+
+/// The Python interpreter a `hermes` command runs, read from the files — never by running a
+/// script with guessed flags (a launcher run as `launcher -I -c …` is not Python):
+/// - a symlink is followed to its target;
+/// - a console script (pip, `uv tool`, pipx) names its interpreter on its `#!` line, directly
+///   or through `/usr/bin/env python3` (then found on `path`);
+/// - a shell launcher — what Hermes's install script puts at `~/.local/bin/hermes`:
+///   `exec "<venv>/bin/hermes" "$@"` — is followed to the command it `exec`s.
+///
+/// Only a file whose name says Python (`python…`, `pypy…`) is returned; the caller then asks
+/// that interpreter itself for what it has.
+pub fn interpreter_behind(script: &Path, path: &std::ffi::OsStr) -> Option<PathBuf> {
+    let mut script = script.to_path_buf();
+    for _ in 0..MAX_LAUNCHERS {
+        script = std::fs::canonicalize(&script).ok()?;
+        let head = crate::files::read_regular(&script, 64 * 1024)
+            .ok()
+            .flatten()?;
+        let text = String::from_utf8_lossy(&head);
+        let mut words = text.lines().next()?.strip_prefix("#!")?.split_whitespace();
+        let program = PathBuf::from(words.next()?);
+        let is_python = |p: &Path| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("python") || n.starts_with("pypy"))
+        };
+        if program.file_name().is_some_and(|n| n == "env") {
+            let name = words.find(|w| !w.starts_with('-'))?;
+            if is_python(Path::new(name)) {
+                return find_on(path, name);
+            }
+        } else if is_python(&program) {
+            // Not canonicalised: a venv's `bin/python` is a symlink out of the venv.
+            return (program.is_absolute() && program.is_file()).then_some(program);
+        }
+        // A shell launcher: the command its `exec` line runs.
+        script = text.lines().find_map(|line| {
+            let rest = line.trim().strip_prefix("exec ")?;
+            let target = rest.split_whitespace().next()?.trim_matches(['"', '\'']);
+            let target = PathBuf::from(target);
+            (target.is_absolute() && target.is_file()).then_some(target)
+        })?;
+    }
+    None
 }
 
 impl ResolverArgs {
@@ -357,5 +405,66 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
                     "no Python interpreter found: pass --python or set HERMES_PLUGINS_PYTHON",
                 )
             }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interpreter_behind;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// Every way Hermes gets installed leads to the same interpreter: a console script, a
+    /// symlink to it, the install script's bash launcher, `#!/usr/bin/env python3`.
+    #[test]
+    fn the_interpreter_behind_every_hermes_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let venv = dir.path().join("venv/bin");
+        let python = venv.join("python3");
+        write(&python, "not really python\n");
+        let console = venv.join("hermes");
+        write(
+            &console,
+            &format!(
+                "#!{}\nfrom hermes_cli.main import main\nmain()\n",
+                python.display()
+            ),
+        );
+        let none = std::ffi::OsString::new();
+        let found = |script: &Path| interpreter_behind(script, &none);
+        assert_eq!(found(&console), Some(python.clone()));
+
+        let link = dir.path().join("bin/hermes");
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&console, &link).unwrap();
+        assert_eq!(found(&link), Some(python.clone()));
+
+        let launcher = dir.path().join("local/bin/hermes");
+        write(
+            &launcher,
+            &format!(
+                "#!/usr/bin/env bash\n# Hermes Agent launcher\nexec \"{}\" \"$@\"\n",
+                console.display()
+            ),
+        );
+        assert_eq!(found(&launcher), Some(python.clone()));
+
+        let env_script = dir.path().join("env/hermes");
+        write(&env_script, "#!/usr/bin/env python3\nimport sys\n");
+        assert_eq!(
+            interpreter_behind(&env_script, venv.as_os_str()),
+            Some(python.clone())
+        );
+
+        // A script that names no Python and execs nothing: not guessed.
+        let other = dir.path().join("other/hermes");
+        write(&other, "#!/bin/sh\necho hi\n");
+        assert_eq!(found(&other), None);
     }
 }

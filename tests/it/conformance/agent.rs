@@ -772,7 +772,43 @@ fn an_activated_hermes_reads_the_generation_without_exec() {
         "its dependency is not there without a generation: {unmanaged:#}"
     );
 
-    let doc = w.json(&["deactivate", "--python", python_arg]);
+    // Without --python: the Hermes behind the `hermes` on PATH, here the install script's
+    // shape — a bash launcher `exec`ing the venv's console script (never run, only read).
+    let venv_bin = python.parent().unwrap();
+    std::fs::write(
+        venv_bin.join("hermes"),
+        format!(
+            "#!{}\nfrom hermes_cli.main import main\nmain()\n",
+            python.display()
+        ),
+    )
+    .unwrap();
+    let launchers = w.tmp.path().join("local-bin");
+    std::fs::create_dir_all(&launchers).unwrap();
+    std::fs::write(
+        launchers.join("hermes"),
+        format!(
+            "#!/usr/bin/env bash\nexec \"{}\" \"$@\"\n",
+            venv_bin.join("hermes").display()
+        ),
+    )
+    .unwrap();
+    for file in [venv_bin.join("hermes"), launchers.join("hermes")] {
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        launchers.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = w
+        .cmd(&["--json", "deactivate"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&succeeded(out)).unwrap();
+    assert_eq!(doc["python"], python_arg, "{doc:#}");
     assert_eq!(doc["active"], false, "{doc:#}");
     let after = direct_snapshot(&python, &script, &w.home);
     assert_eq!(enabled(&after), Vec::<String>::new(), "{after:#}");
