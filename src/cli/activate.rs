@@ -23,18 +23,50 @@ pub struct ActivateArgs {
     pub python: Option<PathBuf>,
 }
 
+/// The Hermes in use: the recorded installed core's interpreter, else the one behind the
+/// `hermes` on PATH.
+fn hermes_python(global: &GlobalArgs) -> Option<PathBuf> {
+    let layout = crate::home::Layout::new(&super::manage::home(global));
+    if let Ok(settings) = Settings::read(&layout.settings())
+        && let Some(CoreSetting::Installed { python }) = settings.core
+    {
+        return Some(python);
+    }
+    super::environment::detect_hermes()
+}
+
+/// What `env` and `list` say of the Hermes in use: its interpreter, version and whether it is
+/// activated (`null` in `--json` when no Hermes is known or it cannot be asked).
+pub fn hermes_in_use(global: &GlobalArgs) -> serde_json::Value {
+    let Some(target) = hermes_python(global).and_then(|p| activate::inspect(&p).ok()) else {
+        return serde_json::Value::Null;
+    };
+    json!({
+        "python": target.python,
+        "version": target.hermes,
+        "activated": activate::is_active(&target.site_packages),
+    })
+}
+
+/// `hermes_in_use` for people: one line, or none.
+pub fn hermes_line(hermes: &serde_json::Value) -> Option<String> {
+    let python = hermes.get("python")?.as_str()?;
+    let version = hermes["version"].as_str().unwrap_or("?");
+    Some(if hermes["activated"] == true {
+        format!("hermes {version} ({python}): activated, reads the current generation by itself")
+    } else {
+        format!(
+            "hermes {version} ({python}): not activated, sees the generation only under `hermes-plugins exec` (or run `hermes-plugins activate`)"
+        )
+    })
+}
+
 /// The interpreter to act on: `--python`, the recorded installed core's, the `hermes` on PATH.
 fn interpreter(args: &ActivateArgs, global: &GlobalArgs) -> Result<PathBuf, CliError> {
     if let Some(python) = &args.python {
         return Ok(python.clone());
     }
-    let layout = crate::home::Layout::new(&super::manage::home(global));
-    if let Ok(settings) = Settings::read(&layout.settings())
-        && let Some(CoreSetting::Installed { python }) = settings.core
-    {
-        return Ok(python);
-    }
-    super::environment::detect_hermes().ok_or_else(|| {
+    hermes_python(global).ok_or_else(|| {
         CliError::coded(
             Code::NotFound,
             "no Hermes to activate: no installed core is recorded and there is no `hermes` on PATH (name its interpreter: --python PYTHON)",

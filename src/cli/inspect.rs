@@ -38,14 +38,19 @@ pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::read_context(global)?;
     let rows = query::list(&cx, args.all_profiles).map_err(|e| manage::failure(e, global))?;
     let core = query::current_core(&cx);
+    let hermes = super::activate::hermes_in_use(global);
     if global.printer.json() {
-        global
-            .printer
-            .document(Schema::List, &json!({ "core": core, "plugins": rows }));
+        global.printer.document(
+            Schema::List,
+            &json!({ "core": core, "hermes": hermes, "plugins": rows }),
+        );
         return Ok(Status::Ok);
     }
     if let Some(core) = &core {
         outln!(global.printer, "core: {core}");
+    }
+    if let Some(line) = super::activate::hermes_line(&hermes) {
+        outln!(global.printer, "{line}");
     }
     if rows.is_empty() {
         outln!(
@@ -109,8 +114,11 @@ pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
 pub fn env(global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::read_context(global)?;
     let view = query::env(&cx).map_err(|e| manage::failure(e, global))?;
+    let hermes = super::activate::hermes_in_use(global);
     if global.printer.json() {
-        global.printer.document(Schema::Env, &json!(view));
+        let mut doc = json!(view);
+        doc["hermes"] = hermes;
+        global.printer.document(Schema::Env, &doc);
         return Ok(Status::Ok);
     }
     outln!(
@@ -120,6 +128,9 @@ pub fn env(global: &GlobalArgs) -> Result<Status, CliError> {
         view.path.display()
     );
     outln!(global.printer, "core       {}", view.core);
+    if let Some(line) = super::activate::hermes_line(&hermes) {
+        outln!(global.printer, "{line}");
+    }
     outln!(
         global.printer,
         "python     {}",

@@ -802,14 +802,24 @@ fn an_activated_hermes_reads_the_generation_without_exec() {
         launchers.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = w
-        .cmd(&["--json", "deactivate"])
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&succeeded(out)).unwrap();
+    let on_path = |args: &[&str]| -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = w.cmd(&all).env("PATH", &path).output().unwrap();
+        let doc: Value = serde_json::from_slice(&succeeded(out)).unwrap();
+        crate::common::follows_its_schema(&doc, None);
+        doc
+    };
+    // `env` and `list` say whether the Hermes in use reads the generation by itself.
+    for command in ["env", "list"] {
+        let doc = on_path(&[command]);
+        assert_eq!(doc["hermes"]["python"], python_arg, "{doc:#}");
+        assert_eq!(doc["hermes"]["activated"], true, "{doc:#}");
+    }
+    let doc = on_path(&["deactivate"]);
     assert_eq!(doc["python"], python_arg, "{doc:#}");
     assert_eq!(doc["active"], false, "{doc:#}");
+    assert_eq!(on_path(&["env"])["hermes"]["activated"], false);
     let after = direct_snapshot(&python, &script, &w.home);
     assert_eq!(enabled(&after), Vec::<String>::new(), "{after:#}");
 }
