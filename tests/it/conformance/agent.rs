@@ -367,13 +367,10 @@ fn hand_placed(w: &World, name: &str, tool: &str, extra: &str, body: &str) {
 
 #[test]
 fn an_external_plugin_loads_where_it_is_with_its_requirements_from_the_generation() {
-    let Some(python) = hermes_python() else {
-        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the external plugin test");
+    let Some((python, w, script)) = agent_world("the external plugin test", "run_hermes.py", AGENT)
+    else {
         return;
     };
-    let w = World::new();
-    let script = w.tmp.path().join("run_hermes.py");
-    std::fs::write(&script, AGENT).unwrap();
     hand_placed(
         &w,
         "localtool",
@@ -613,11 +610,9 @@ fn memory_and_model_providers_load_from_the_generation() {
 /// declared dependencies provide is not.
 #[test]
 fn imports_nothing_provides_are_named_at_install() {
-    let Some(python) = hermes_python() else {
-        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the import check test");
+    let Some((python, w, _)) = agent_world("the import check test", "unused.py", "") else {
         return;
     };
-    let w = World::new();
     let repo = repo_with(
         &w,
         "importer",
