@@ -155,12 +155,27 @@ pub fn env(global: &GlobalArgs) -> Result<Status, CliError> {
 pub fn verify(global: &GlobalArgs) -> Result<Status, CliError> {
     let cx = manage::read_context(global)?;
     let (number, problems) = query::verify(&cx).map_err(|e| manage::failure(e, global))?;
+    let hermes = super::activate::hermes_in_use(global);
     if global.printer.json() {
         global.printer.document(
             Schema::Verify,
-            &json!({ "generation": number, "ok": problems.is_empty(), "problems": problems }),
+            &json!({
+                "generation": number,
+                "ok": problems.is_empty(),
+                "problems": problems,
+                "hermes": hermes,
+            }),
         );
-    } else if problems.is_empty() {
+        return Ok(if problems.is_empty() {
+            Status::Ok
+        } else {
+            Status::Failed
+        });
+    }
+    if let Some(line) = super::activate::hermes_line(&hermes) {
+        outln!(global.printer, "{line}");
+    }
+    if problems.is_empty() {
         outln!(global.printer, "generation {number}: ok");
     } else {
         outln!(

@@ -806,7 +806,7 @@ fn an_activated_hermes_reads_the_generation_without_exec() {
         doc
     };
     // `env` and `list` say whether the Hermes in use reads the generation by itself.
-    for command in ["env", "list"] {
+    for command in ["env", "list", "verify"] {
         let doc = on_path(&[command]);
         assert_eq!(doc["hermes"]["python"], python_arg, "{doc:#}");
         assert_eq!(doc["hermes"]["activated"], true, "{doc:#}");
