@@ -18,6 +18,7 @@ pub mod generation;
 pub mod hash;
 pub mod hermes_core;
 pub mod home;
+pub mod interpreter;
 pub mod known;
 pub mod located;
 #[cfg(feature = "manager")]

@@ -79,21 +79,12 @@ pub fn inspect(python: &Path) -> Result<Target, ActivateError> {
         python: python.to_path_buf(),
         message,
     };
-    let out = std::process::Command::new(python)
-        .args(["-I", "-c", ASK])
-        .output()
-        .map_err(|e| failed(format!("cannot run it: {e}")))?;
     #[derive(Deserialize)]
     struct Answer {
         site_packages: PathBuf,
         hermes: Option<String>,
     }
-    let answer: Answer = serde_json::from_slice(&out.stdout).map_err(|e| {
-        failed(format!(
-            "did not describe itself ({e}): {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    })?;
+    let answer: Answer = crate::interpreter::ask(python, ASK, &[]).map_err(failed)?;
     Ok(Target {
         python: python.to_path_buf(),
         site_packages: answer.site_packages,

@@ -39,19 +39,9 @@ pub fn unimportable(
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let out = std::process::Command::new(python)
-        .args(["-I", "-c", SCRIPT])
-        .arg(site_packages)
-        .args(names)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    serde_json::from_slice(&out.stdout).map_err(|e| {
-        format!(
-            "{} did not answer ({e}): {}",
-            python.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-    })
+    let mut args: Vec<&std::ffi::OsStr> = vec![site_packages.as_os_str()];
+    args.extend(names.iter().map(|n| std::ffi::OsStr::new(n.as_str())));
+    crate::interpreter::ask(python, SCRIPT, &args).map_err(|e| format!("{}: {e}", python.display()))
 }
 
 /// The runtime's files: (name, contents).

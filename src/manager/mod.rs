@@ -9,6 +9,7 @@
 //! `config.yaml` / `installed.json` edits and switch `current` — all inside one journaled
 //! transaction.
 
+mod admission;
 pub mod apply;
 pub mod consent_step;
 pub mod install;

@@ -202,17 +202,8 @@ impl CoreInputs {
             python: python.to_path_buf(),
             message,
         };
-        let out = std::process::Command::new(python)
-            .args(["-I", "-c", INSTALLED_SCRIPT])
-            .output()
-            .map_err(|e| failed(format!("cannot run it: {e}")))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let facts: InstalledFacts = serde_json::from_str(text.trim()).map_err(|e| {
-            failed(format!(
-                "did not describe its environment ({e}): {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        })?;
+        let facts: InstalledFacts =
+            crate::interpreter::ask(python, INSTALLED_SCRIPT, &[]).map_err(failed)?;
         if let Some(error) = facts.error {
             return Err(failed(error));
         }
