@@ -17,9 +17,28 @@ use serde::{Deserialize, Serialize};
 pub const PTH: &str = "hermes_plugins_activate.pth";
 /// The reader's module file name in site-packages.
 pub const MODULE: &str = "hermes_plugins_generation.py";
-/// The `.pth` line: site runs lines that start with `import`.
-pub const PTH_LINE: &str =
-    "import hermes_plugins_generation; hermes_plugins_generation.activate()\n";
+/// How the `.pth` line starts (site runs lines that start with `import`); the rest names the
+/// binary that serves `hermes plugins …` in that installation.
+const PTH_START: &str = "import hermes_plugins_generation; hermes_plugins_generation.activate(";
+
+/// The `.pth` line for `binary`: `…activate(binary="<path>")`, the path as a JSON string
+/// (a valid Python string literal for any UTF-8 path).
+pub fn pth_line(binary: &Path) -> Result<String, ActivateError> {
+    let text = binary.to_str().ok_or_else(|| {
+        ActivateError::Unsupported(format!(
+            "the hermes-plugins binary's path is not UTF-8 ({}): the hook cannot name it",
+            binary.display()
+        ))
+    })?;
+    let quoted = serde_json::to_string(text).expect("a string serializes");
+    Ok(format!("{PTH_START}binary={quoted})\n"))
+}
+
+fn is_our_pth(text: &[u8]) -> bool {
+    text.starts_with(PTH_START.as_bytes())
+        && text.ends_with(b")\n")
+        && !text[..text.len() - 1].contains(&b'\n')
+}
 
 /// The oldest Hermes release whose loaders the hook patches (docs/integration.md).
 const OLDEST: (u64, u64) = (0, 13);
@@ -133,10 +152,12 @@ pub fn check(target: &Target) -> Result<(), ActivateError> {
     Ok(())
 }
 
-/// Writes the hook (idempotent: a file already as it should be is left alone).
-pub fn activate(target: &Target) -> Result<Vec<FileChange>, ActivateError> {
+/// Writes the hook naming `binary` as the one serving `hermes plugins …` (idempotent: a file
+/// already as it should be is left alone; a hook naming another binary is rewritten).
+pub fn activate(target: &Target, binary: &Path) -> Result<Vec<FileChange>, ActivateError> {
+    let line = pth_line(binary)?;
     let mut changes = Vec::new();
-    for (name, text) in [(MODULE, super::READER), (PTH, PTH_LINE)] {
+    for (name, text) in [(MODULE, super::READER), (PTH, line.as_str())] {
         let path = target.site_packages.join(name);
         let same = std::fs::read(&path).is_ok_and(|b| b == text.as_bytes());
         if !same {
@@ -171,14 +192,19 @@ pub fn activate(target: &Target) -> Result<Vec<FileChange>, ActivateError> {
 /// module — only files that are ours (a file of that name with other contents is left).
 pub fn deactivate(target: &Target) -> Result<Vec<FileChange>, ActivateError> {
     let mut changes = Vec::new();
-    for (name, ours) in [(PTH, PTH_LINE), (MODULE, super::READER)] {
+    for name in [PTH, MODULE] {
         let path = target.site_packages.join(name);
         let Ok(text) = std::fs::read(&path) else {
             continue;
         };
-        // The module from another hermes-plugins version is ours too (its docstring says so).
-        let is_ours = text == ours.as_bytes()
-            || (name == MODULE && text.starts_with(b"\"\"\"Reading a hermes-plugins generation"));
+        // The module from another hermes-plugins version is ours too (its docstring says so),
+        // and so is a `.pth` line naming another binary.
+        let is_ours = if name == PTH {
+            is_our_pth(&text)
+        } else {
+            text == super::READER.as_bytes()
+                || text.starts_with(b"\"\"\"Reading a hermes-plugins generation")
+        };
         if !is_ours {
             continue;
         }
@@ -196,7 +222,7 @@ pub fn deactivate(target: &Target) -> Result<Vec<FileChange>, ActivateError> {
 
 /// Whether the hook is in `site_packages` (its `.pth` line is).
 pub fn is_active(site_packages: &Path) -> bool {
-    std::fs::read(site_packages.join(PTH)).is_ok_and(|b| b == PTH_LINE.as_bytes())
+    std::fs::read(site_packages.join(PTH)).is_ok_and(|b| is_our_pth(&b))
 }
 
 #[cfg(test)]
@@ -239,11 +265,22 @@ mod tests {
     fn activation_is_idempotent_and_deactivation_removes_only_ours() {
         let dir = tempfile::tempdir().unwrap();
         let t = target(Some("0.19.0"), dir.path().to_str().unwrap());
-        let first = activate(&t).unwrap();
+        let bin = Path::new("/opt/bin/hermes-plugins");
+        let first = activate(&t, bin).unwrap();
         assert!(first.iter().all(|c| c.change == "written"));
         assert!(is_active(dir.path()));
-        let again = activate(&t).unwrap();
+        let again = activate(&t, bin).unwrap();
         assert!(again.iter().all(|c| c.change == "unchanged"));
+        // Another binary: the `.pth` line is rewritten to name it, the module left alone.
+        let moved = activate(&t, Path::new("/usr/local/bin/hermes-plugins \"new\"")).unwrap();
+        let changes: Vec<_> = moved.iter().map(|c| c.change).collect();
+        assert_eq!(changes, ["unchanged", "written"]);
+        let line = std::fs::read_to_string(dir.path().join(PTH)).unwrap();
+        assert_eq!(
+            line,
+            "import hermes_plugins_generation; hermes_plugins_generation.activate(binary=\"/usr/local/bin/hermes-plugins \\\"new\\\"\")\n"
+        );
+        assert!(is_active(dir.path()));
         let removed = deactivate(&t).unwrap();
         assert_eq!(removed.len(), 2);
         assert!(!is_active(dir.path()));

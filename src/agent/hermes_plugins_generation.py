@@ -23,6 +23,11 @@ Standard library only, importable on its own (Python 3.8+). Two uses:
   with a ``.pth`` line calling :func:`activate`, so that every process of that installation
   does the same by itself, for the home ``HERMES_HOME`` names (``~/.hermes`` by default) —
   and nothing at all while that home has no published generation.
+
+* In both cases Hermes's own plugin commands are served by hermes-plugins:
+  ``hermes plugins install/update/remove/enable/disable/validate`` run the binary with the
+  equivalent arguments; ``hermes plugins list`` and the bare ``hermes plugins`` stay Hermes's
+  own, reading the generation (:func:`_patch_main`, :func:`_patch_plugins_cmd`).
 """
 
 import fcntl
@@ -180,8 +185,11 @@ def env_file_names(path):
 #: Modules patched right after they execute. ``providers`` must be hooked on its own: Hermes
 #: imports every model-provider plugin while ``hermes_cli.config`` is being imported
 #: (``_inject_profile_env_vars`` calls ``providers.list_providers()`` at import time), i.e.
-#: before ``hermes_cli.plugins`` has finished executing.
+#: before ``hermes_cli.plugins`` has finished executing. ``hermes_cli.main`` and
+#: ``hermes_cli.plugins_cmd`` are hooked for the ``hermes plugins`` commands.
 _HOOKED = (
+    "hermes_cli.main",
+    "hermes_cli.plugins_cmd",
     "hermes_cli.plugins",
     "agent.plugin_llm",
     "providers",
@@ -196,35 +204,41 @@ def install(environ=os.environ):
     imported. Does nothing otherwise; reads nothing until Hermes is imported."""
     if "HERMES_PLUGINS_GENERATION" not in environ:
         return
-    sys.meta_path.insert(0, _Hook(environ))
+    sys.meta_path.insert(0, _Hook(environ, binary=environ.get("HERMES_PLUGINS_BIN")))
 
 
 #: The lease an activated process holds on its generation (open for the process's life).
 _ACTIVATED_LEASE = None
 
 
-def activate(environ=os.environ):
-    """Called by the ``.pth`` line ``hermes-plugins activate`` writes: unless ``exec``
-    prepared the process already, hook Hermes's plugin loaders as :func:`install` does, but
-    decide lazily — at the first hooked import, so a process that never loads Hermes's plugins
-    (pip, a script) reads nothing — which home it is (:func:`home_of`) and whether that home
-    has a published generation; with none, Hermes is left exactly as it is."""
+def activate(environ=os.environ, binary=None):
+    """Called by the ``.pth`` line ``hermes-plugins activate`` writes (``binary``: the
+    hermes-plugins that wrote it): unless ``exec`` prepared the process already, hook Hermes's
+    plugin loaders as :func:`install` does, but decide lazily — at the first hooked import, so
+    a process that never loads Hermes's plugins (pip, a script) reads nothing — which home it
+    is (:func:`home_of`) and whether that home has a published generation; with none, Hermes's
+    discovery is left exactly as it is (its plugin commands are still served by hermes-plugins:
+    the user activated it to manage that home)."""
     if "HERMES_PLUGINS_GENERATION" in environ:
         return
-    sys.meta_path.insert(0, _Hook(environ, lazy=True))
+    sys.meta_path.insert(0, _Hook(environ, lazy=True, binary=binary))
 
 
-def home_of(environ=os.environ):
+def home_of(environ=os.environ, for_writing=False):
     """``(root, profile, agent_home)`` of the process: the home Hermes uses (``HERMES_HOME``,
     else ``~/.hermes``), which is a profile's home when it is ``<root>/profiles/<name>`` under
-    a root that hermes-plugins manages (``<root>/pm``)."""
+    a root that hermes-plugins manages (``<root>/pm``). ``for_writing`` (a routed ``hermes
+    plugins`` command): a profile home of a root nothing manages yet starts managing that root,
+    unless the profile's own directory is already a managed root."""
     agent_home = os.path.abspath(
         os.path.expanduser(environ.get("HERMES_HOME") or os.path.join("~", ".hermes"))
     )
     parent = os.path.dirname(agent_home)
     if os.path.basename(parent) == "profiles":
         root = os.path.dirname(parent)
-        if os.path.isdir(os.path.join(root, "pm")):
+        if os.path.isdir(os.path.join(root, "pm")) or (
+            for_writing and not os.path.isdir(os.path.join(agent_home, "pm"))
+        ):
             return root, os.path.basename(agent_home), agent_home
     return agent_home, "default", agent_home
 
@@ -251,11 +265,15 @@ def _lease_for(environ):
 class _Hook:
     """A meta-path finder that runs :func:`_patch` after the hooked modules execute."""
 
-    def __init__(self, environ, lazy=False):
+    def __init__(self, environ, lazy=False, binary=None):
         self.environ = environ
         self.plan = None
         #: Activated (not under ``exec``): the generation is found at the first hooked import.
         self.lazy = lazy
+        #: The hermes-plugins binary that serves ``hermes plugins …`` (see :func:`_tool`).
+        self.binary = binary
+        #: The environment the process started with (``environ`` becomes the prepared one).
+        self.started = environ
 
     def find_spec(self, name, path=None, target=None):
         if name not in _HOOKED:
@@ -312,10 +330,16 @@ class _PatchingLoader:
 
     def exec_module(self, module):
         self._loader.exec_module(module)
+        name = module.__name__
+        if name == "hermes_cli.main":
+            _patch_main(module, self._hook)
+            return
+        if name == "hermes_cli.plugins_cmd":
+            _patch_plugins_cmd(module, self._hook)
+            return
         plan = self._hook.get_plan()
         if plan is None:
             return
-        name = module.__name__
         if name == "hermes_cli.plugins":
             _patch_plugins(module, plan, self._hook.environ)
         elif name == "agent.plugin_llm":
@@ -326,40 +350,77 @@ class _PatchingLoader:
             _patch_flat_providers(module, plan, self._hook.environ)
 
 
+def _hermes_version():
+    """The installed ``hermes-agent`` version, for messages ("unknown" when not installed)."""
+    try:
+        from importlib.metadata import version
+
+        return version("hermes-agent")
+    except Exception:
+        return "unknown"
+
+
 def _require(module, *names):
     missing = [n for n in names if not hasattr(module, n)]
     if missing:
         raise GenerationError(
-            "hermes-plugins exec does not know this Hermes (%s lacks %s): refusing to start "
-            "rather than load plugins it cannot pin" % (module.__name__, ", ".join(missing))
+            "hermes-plugins does not know Hermes %s (%s lacks %s): refusing to start rather "
+            "than load plugins it cannot pin (supported: the releases docs/integration.md "
+            "names; `hermes-plugins deactivate` restores Hermes's own loading)"
+            % (_hermes_version(), module.__name__, ", ".join(missing))
         )
 
 
 def _patch_plugins(module, plan, environ):
     _require(module, "PluginManager", "PluginContext", "_get_enabled_plugins",
              "_get_disabled_plugins", "get_hermes_home")
-    _require(module.PluginManager, "_scan_directory")
     env_file = environ.get("HERMES_PLUGINS_ENV_FILE") or ""
 
     def check_home():
         _check_home(module.get_hermes_home(), plan, environ)
 
-    scan = module.PluginManager._scan_directory
-
-    def _scan_directory(self, path, source=None, *args, **kwargs):
-        if source != "user":
-            return scan(self, path, source, *args, **kwargs)
+    def user_manifests(scan, path):
+        """The generation's plugins in place of ``path`` (``<home>/plugins``), then the
+        profile's external plugins from ``path`` — nothing else of that directory is loaded
+        (the generation decides what runs)."""
         check_home()
-        found = list(scan(self, type(path)(plan.plugins_dir), source, *args, **kwargs))
+        found = list(scan(type(path)(plan.plugins_dir)))
         if plan.external:
-            # External plugins stay where the user put them; nothing else of that
-            # directory is loaded (the generation decides what runs).
             keep = set(plan.external)
             found.extend(
-                m for m in scan(self, path, source, *args, **kwargs)
+                m for m in scan(path)
                 if getattr(m, "key", None) in keep or getattr(m, "name", None) in keep
             )
         return found
+
+    discovery = sys.modules.get("hermes_cli.plugins_discovery")
+    if hasattr(module.PluginManager, "_collect_directory_manifests") and discovery is not None:
+        # Upstream main (after 0.19.0; typed from source, commit 00067189): discovery lives
+        # in ``hermes_cli.plugins_discovery``; ``collect_directory_manifests()`` scans
+        # ``get_hermes_home()/plugins`` with its module-level ``scan_directory`` (the
+        # ``PluginManager._scan_directory`` wrapper is no longer on that path).
+        _require(discovery, "scan_directory", "get_hermes_home")
+        collect = module.PluginManager._collect_directory_manifests
+        scan_directory = discovery.scan_directory
+
+        def _collect_directory_manifests(self, *args, **kwargs):
+            manifests = [
+                m for m in collect(self, *args, **kwargs) if getattr(m, "source", None) != "user"
+            ]
+            user_dir = discovery.get_hermes_home() / "plugins"
+            return manifests + user_manifests(lambda p: scan_directory(p, "user"), user_dir)
+
+        module.PluginManager._collect_directory_manifests = _collect_directory_manifests
+    else:
+        _require(module.PluginManager, "_scan_directory")
+        scan = module.PluginManager._scan_directory
+
+        def _scan_directory(self, path, source=None, *args, **kwargs):
+            if source != "user":
+                return scan(self, path, source, *args, **kwargs)
+            return user_manifests(lambda p: scan(self, p, source, *args, **kwargs), path)
+
+        module.PluginManager._scan_directory = _scan_directory
 
     enabled_of_config = module._get_enabled_plugins
     disabled_of_config = module._get_disabled_plugins
@@ -391,9 +452,12 @@ def _patch_plugins(module, plan, environ):
             )
         return register_tool(self, *args, **kwargs)
 
-    module.PluginManager._scan_directory = _scan_directory
     module._get_enabled_plugins = _get_enabled_plugins
     module._get_disabled_plugins = _get_disabled_plugins
+    if discovery is not None and hasattr(discovery, "_get_enabled_plugins"):
+        # Main defines them there and re-exports them: patch both names.
+        discovery._get_enabled_plugins = _get_enabled_plugins
+        discovery._get_disabled_plugins = _get_disabled_plugins
     module.PluginContext.register_tool = _register_tool
 
 
@@ -478,11 +542,9 @@ def _patch_flat_providers(module, plan, environ):
     ``context_engine/engram``, ``memory/engram``): the view keeps the first, so the loader's
     own category comes first (``memory/`` for ``plugins.memory``, ``cron_providers/`` for
     the cron loader), then flat keys, then other categories."""
-    if not hasattr(module, "_get_user_plugins_dir"):
-        if module.__name__ == "plugins.memory":
-            _require(module, "_get_user_plugins_dir")
-        return
-    _require(module, "_iter_provider_dirs", "find_provider_dir")
+    if not hasattr(module, "_get_user_plugins_dir") and not hasattr(module, "_iter_provider_dirs"):
+        return  # some other top-level ``plugins`` package, not Hermes's
+    _require(module, "_get_user_plugins_dir", "_iter_provider_dirs", "find_provider_dir")
     from pathlib import Path
 
     from hermes_constants import get_hermes_home
@@ -575,3 +637,311 @@ def _patch_llm(module, plan):
         return dataclasses.replace(policy, **denied) if denied else policy
 
     module._resolve_trust_policy = _resolve_trust_policy
+
+
+# --- hermes plugins …: Hermes's own plugin commands, served by hermes-plugins -----------------
+
+#: ``hermes plugins ACTION`` (Hermes 0.13 – 0.19 names and aliases) -> this tool's command.
+#: ``validate`` is not a Hermes subcommand; it is taken before Hermes parses the line.
+#: ``list``/``ls`` and the bare ``hermes plugins`` (the toggle screen) stay Hermes's own.
+_ROUTED = {
+    "install": "install",
+    "update": "update",
+    "remove": "remove",
+    "rm": "remove",
+    "uninstall": "remove",
+    "enable": "enable",
+    "disable": "disable",
+    "validate": "validate",
+}
+
+#: Hermes's flags whose meaning this tool spells differently. Hermes's ``install --force``
+#: removes the installed plugin and installs again (this tool's ``--replace``; its own
+#: ``--force`` overrides validation errors, which Hermes has no flag for).
+_TRANSLATED = {"install": {"--force": "--replace", "-f": "--replace"}}
+
+
+#: This tool's options that take a value as the next argument (for finding the plugin named
+#: on a routed line; ``--opt=value`` needs no entry).
+_VALUED = frozenset((
+    "--ref", "--grant", "--revoke", "--catalog", "--plan", "--core", "--extra", "--python",
+    "--index-url", "--extra-index-url", "--find-links", "--quarantine-days", "--format",
+    "--lock-timeout", "--color", "--home", "--profile", "--probe-hermes", "--probe-timeout",
+))
+
+
+def _operands(arguments):
+    """The positional arguments of a routed line (option values skipped)."""
+    found = []
+    skip = False
+    for argument in arguments:
+        if skip:
+            skip = False
+        elif argument.startswith("-"):
+            skip = argument in _VALUED
+        else:
+            found.append(argument)
+    return found
+
+
+def _tool(hook):
+    """The hermes-plugins binary: the one ``exec`` runs under (``HERMES_PLUGINS_BIN``), else
+    the one that activated this Hermes, else ``hermes-plugins`` on PATH."""
+    import shutil
+
+    for candidate in (os.environ.get("HERMES_PLUGINS_BIN"), hook.binary):
+        if candidate:
+            if os.access(candidate, os.X_OK):
+                return candidate
+            _fail(
+                "`hermes plugins` is served by hermes-plugins, which is no longer at %s: "
+                "reinstall it and run `hermes-plugins activate` again (or remove %s to give "
+                "the commands back to Hermes)" % (candidate, os.path.abspath(__file__))
+            )
+    found = shutil.which("hermes-plugins")
+    if found is None:
+        _fail("`hermes plugins` is served by hermes-plugins, which is not on PATH")
+    return found
+
+
+def _fail(message):
+    sys.stderr.write("error: %s\n" % message)
+    sys.stderr.flush()
+    raise SystemExit(2)
+
+
+def _published(environ):
+    """The plan of the process's home and profile in its current generation, or None when
+    nothing is published (read without a lease: only to decide who serves a command)."""
+    root, profile, _ = home_of(environ)
+    directory = current(root)
+    if directory is None or not os.path.isfile(os.path.join(directory, "generation.json")):
+        return None
+    try:
+        return read_plan(directory, profile)
+    except GenerationError:
+        return None
+
+
+def _serves(action, name, environ):
+    """Whether hermes-plugins serves ``hermes plugins ACTION NAME``. ``install`` and
+    ``validate``: always. ``update``/``remove``: unless NAME is a directory of
+    ``<home>/plugins`` (Hermes's own install directory; hermes-plugins keeps its plugins in its
+    store). ``enable``/``disable``: unless NAME is one of Hermes's bundled or entry-point
+    plugins, or a directory of ``<home>/plugins`` while the home has nothing published (once
+    it has, such a plugin becomes an external plugin of the generation, with its requirements
+    there)."""
+    if action in ("install", "validate"):
+        return True
+    if name is None:
+        return False
+    _, _, agent_home = home_of(environ)
+    in_home = os.path.isdir(os.path.join(agent_home, "plugins", *name.split("/")))
+    if action in ("update", "remove"):
+        return not in_home
+    if _hermes_ships(name):
+        return False
+    return not in_home or _published(environ) is not None
+
+
+def _hermes_ships(name):
+    """Whether NAME (a key like ``observability/langfuse`` or a bare directory name) is a
+    plugin bundled with this Hermes or advertised by an installed package's entry point."""
+    try:
+        from hermes_cli.plugins import get_bundled_plugins_dir
+
+        bundled = str(get_bundled_plugins_dir())
+    except Exception:
+        bundled = None
+    if bundled:
+        if os.path.isdir(os.path.join(bundled, *name.split("/"))):
+            return True
+        if "/" not in name:
+            try:
+                categories = [e.path for e in os.scandir(bundled) if e.is_dir()]
+            except OSError:
+                categories = []
+            if any(os.path.isdir(os.path.join(c, name)) for c in categories):
+                return True
+    try:
+        from importlib.metadata import entry_points
+
+        return any(e.name == name for e in entry_points(group="hermes_agent.plugins"))
+    except Exception:
+        return False
+
+
+def _run_tool(hook, arguments):
+    """Replaces the process with ``hermes-plugins --home ROOT --profile NAME ARGUMENTS…``
+    (its output, prompts and exit status are the command's; the lease, if any, is released
+    with the process image)."""
+    binary = _tool(hook)
+    root, profile, _ = home_of(os.environ, for_writing=True)
+    command = [binary, "--home", root, "--profile", profile] + list(arguments)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    try:
+        os.execv(binary, command)
+    except OSError as error:
+        _fail("cannot run %s: %s" % (binary, error))
+
+
+def _routed(argv, hook):
+    """``hermes plugins ACTION ARGS…`` (``argv`` without the program) as this tool's
+    arguments, or None when Hermes serves it. Hermes's flags are translated
+    (:data:`_TRANSLATED`); every other argument is passed on, so this tool's own flags work
+    too (``--yes-deps``, ``--grant CAP``, ``--json``, ``--ref``)."""
+    if len(argv) < 2 or argv[0] != "plugins" or argv[1] not in _ROUTED:
+        return None
+    action = _ROUTED[argv[1]]
+    rest = argv[2:]
+    positional = _operands(rest)
+    if not _serves(action, positional[0] if positional else None, os.environ):
+        return None
+    translated = _TRANSLATED.get(action, {})
+    arguments = [action] + [translated.get(a, a) for a in rest]
+    if (action == "install" and positional
+            and not {"--enable", "--no-enable", "--json", "-h", "--help"} & set(rest)
+            and sys.stdin.isatty() and sys.stdout.isatty()):
+        # Hermes asks this after installing; asked first here, so one command does both.
+        try:
+            answer = input("  Enable '%s' after installing? [y/N]: " % positional[0])
+        except (EOFError, KeyboardInterrupt):
+            answer = ""
+        if answer.strip().lower() in ("y", "yes"):
+            arguments.append("--enable")
+    return arguments
+
+
+def _patch_main(module, hook):
+    """Wraps ``hermes_cli.main.main`` (the ``hermes`` console script's entry point): a
+    ``hermes plugins`` command this tool serves runs it instead, before Hermes parses the
+    line (so this tool's flags and ``validate`` get through). ``--profile``/``-p`` were already
+    applied by Hermes at import (``HERMES_HOME``)."""
+    _require(module, "main")
+    main = module.main
+
+    def routed_main(*args, **kwargs):
+        if not args and not kwargs:
+            arguments = _routed(sys.argv[1:], hook)
+            if arguments is not None:
+                _run_tool(hook, arguments)
+        return main(*args, **kwargs)
+
+    routed_main.__wrapped__ = main
+    routed_main.__doc__ = main.__doc__
+    module.main = routed_main
+
+
+def _namespace_arguments(args):
+    """A parsed ``hermes plugins`` namespace as ``hermes plugins …`` words, for the line
+    :func:`_patch_main` did not see (global flags before ``plugins``, or ``main()`` called by
+    another entry point)."""
+    action = getattr(args, "plugins_action", None)
+    words = ["plugins", action]
+    target = getattr(args, "identifier", None) or getattr(args, "name", None)
+    if target:
+        words.append(target)
+    for attribute, flag in (
+        ("force", "--force"),
+        ("enable", "--enable"),
+        ("no_enable", "--no-enable"),
+        ("allow_tool_override", "--allow-tool-override"),
+        ("no_allow_tool_override", "--no-allow-tool-override"),
+    ):
+        if getattr(args, attribute, False) is True:
+            words.append(flag)
+    return words
+
+
+def _patch_plugins_cmd(module, hook):
+    """``hermes_cli.plugins_cmd``: ``plugins_command`` routes the actions this tool serves
+    (the same decision as :func:`_patch_main`); ``hermes plugins list`` stays Hermes's, but
+    lists the generation's plugins (source ``hermes-plugins``) in place of ``<home>/plugins``
+    (whose plugins the generation does not run, except its external ones); after the bare
+    ``hermes plugins`` toggle screen, ``hermes-plugins sync`` publishes what was toggled."""
+    _require(module, "plugins_command")
+    command = module.plugins_command
+
+    def plugins_command(args):
+        action = getattr(args, "plugins_action", None)
+        if action in _ROUTED:
+            arguments = _routed(_namespace_arguments(args), hook)
+            if arguments is not None:
+                _run_tool(hook, arguments)
+        result = command(args)
+        if action is None and _published(os.environ) is not None:
+            _run_tool(hook, ["sync"])
+        return result
+
+    module.plugins_command = plugins_command
+    if hasattr(module, "_discover_all_plugins") and hasattr(module, "_plugins_dir"):
+        _patch_plugin_list(module, hook)
+
+
+def _installed(hook):
+    """``(key, version)`` of every plugin hermes-plugins has installed for this home (the
+    generation holds only enabled ones): from ``hermes-plugins list --json``; empty when it
+    cannot be asked."""
+    import subprocess
+
+    try:
+        binary = _tool(hook)
+    except SystemExit:
+        return []
+    root, profile, _ = home_of(os.environ)
+    try:
+        done = subprocess.run(
+            [binary, "--home", root, "--profile", profile, "--json", "list"],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+        )
+        doc = json.loads(done.stdout.decode("utf-8"))
+        return [(p["key"], p.get("version") or "") for p in doc.get("plugins") or []]
+    except Exception:
+        return []
+
+
+def _patch_plugin_list(module, hook):
+    discover = module._discover_all_plugins
+    plugins_dir = module._plugins_dir
+
+    def _discover_all_plugins():
+        plan = _published(os.environ)
+        if plan is None:
+            return discover()
+        from pathlib import Path
+
+        generation = Path(plan.plugins_dir)
+        module._plugins_dir = lambda: generation
+        try:
+            entries = discover()
+        finally:
+            module._plugins_dir = plugins_dir
+        listed = []
+        for entry in entries:
+            entry = list(entry)
+            if str(entry[4]).startswith(str(generation) + os.sep):
+                entry[3] = "hermes-plugins"
+            listed.append(tuple(entry))
+        if plan.external:
+            keep = set(plan.external)
+            names = {e[0] for e in listed}
+            listed.extend(
+                e for e in discover()
+                if e[3] in ("user", "git") and e[0] not in names
+                and (e[0] in keep or (len(e) > 5 and e[5] in keep))
+            )
+        # Installed but enabled nowhere: not in the generation, still listed (Hermes gives
+        # them their status from config.yaml, as it does for its own).
+        shape = len(listed[0]) if listed else 6
+        known = {e[0] for e in listed} | {e[5] for e in listed if len(e) > 5}
+        for key, version in _installed(hook):
+            if key not in known:
+                entry = (key, version, "", "hermes-plugins", Path(os.devnull), key)
+                listed.append(entry[:shape])
+        return listed
+
+    module._discover_all_plugins = _discover_all_plugins

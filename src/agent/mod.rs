@@ -95,6 +95,10 @@ pub fn runtime_dir(layout: &Layout) -> std::io::Result<PathBuf> {
     }
 }
 
+/// The variable naming the hermes-plugins binary that serves `hermes plugins …` in a process
+/// `exec` prepared (an activated one has it on its `.pth` line).
+pub const BIN_VAR: &str = "HERMES_PLUGINS_BIN";
+
 /// The environment `exec` gives the command: the Hermes home of the profile, the generation
 /// and its lease descriptor, and the runtime first on `PYTHONPATH` (before `inherited`, the
 /// caller's `PYTHONPATH`).

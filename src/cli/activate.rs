@@ -124,7 +124,9 @@ pub fn activate(args: &ActivateArgs, global: &GlobalArgs) -> Result<Status, CliE
     let python = interpreter(args, global)?;
     let target = activate::inspect(&python).map_err(failure)?;
     activate::check(&target).map_err(failure)?;
-    let changes = activate::activate(&target).map_err(failure)?;
+    let binary = std::env::current_exe()
+        .map_err(|e| CliError::environment(format!("cannot tell where this binary is: {e}")))?;
+    let changes = activate::activate(&target, &binary).map_err(failure)?;
     report(global, "activate", &target, &changes);
     Ok(Status::Ok)
 }
@@ -136,4 +138,46 @@ pub fn deactivate(args: &ActivateArgs, global: &GlobalArgs) -> Result<Status, Cl
     let changes = activate::deactivate(&target).map_err(failure)?;
     report(global, "deactivate", &target, &changes);
     Ok(Status::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use clap::CommandFactory;
+
+    /// The hook finds the plugin a routed `hermes plugins …` line names by skipping option
+    /// values (`_VALUED` in the reader): it must know every option of the routed commands
+    /// that takes its value as the next argument.
+    #[test]
+    fn the_hook_knows_every_option_of_the_routed_commands_that_takes_a_value() {
+        let cli = super::super::Cli::command();
+        let mut valued = BTreeSet::new();
+        for name in [
+            "install", "update", "remove", "enable", "disable", "validate",
+        ] {
+            let sub = cli.find_subcommand(name).unwrap();
+            for arg in sub.get_arguments().chain(cli.get_arguments()) {
+                if let Some(long) = arg.get_long()
+                    && arg.get_action().takes_values()
+                    && !arg.is_positional()
+                    && !arg.is_require_equals_set()
+                {
+                    valued.insert(format!("--{long}"));
+                }
+            }
+        }
+        let reader = crate::agent::READER;
+        let start = reader.find("_VALUED = frozenset((").unwrap();
+        let end = start + reader[start..].find("))").unwrap();
+        let listed: BTreeSet<String> = reader[start..end]
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect();
+        let missing: Vec<_> = valued.difference(&listed).collect();
+        assert!(missing.is_empty(), "_VALUED lacks {missing:?}");
+        assert!(listed.contains("--grant") && listed.contains("--ref"));
+    }
 }

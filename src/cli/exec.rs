@@ -66,13 +66,17 @@ pub fn run(args: &ExecArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         )),
         None => None,
     };
-    let env = agent::command_env(
+    let mut env = agent::command_env(
         &layout,
         &global.profile,
         fd,
         &runtime,
         std::env::var_os(super::env_vars::EnvVars::PYTHONPATH),
     );
+    // `hermes plugins …` inside the command is served by this very binary.
+    if let Ok(binary) = std::env::current_exe() {
+        env.push((agent::BIN_VAR, binary.into_os_string()));
+    }
     let (program, rest) = args
         .command
         .split_first()

@@ -818,3 +818,170 @@ fn an_activated_hermes_reads_the_generation_without_exec() {
     let after = direct_snapshot(&python, &script, &w.home);
     assert_eq!(enabled(&after), Vec::<String>::new(), "{after:#}");
 }
+
+/// The venv's `hermes` console script, as pip writes it.
+fn console_script(python: &Path) -> std::path::PathBuf {
+    let script = python.parent().unwrap().join("hermes");
+    std::fs::write(
+        &script,
+        format!(
+            "#!{}\nimport sys\nfrom hermes_cli.main import main\nif __name__ == \"__main__\":\n    sys.exit(main())\n",
+            python.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    script
+}
+
+/// Runs `hermes ARGS…` (the console script) non-interactively in the world's home, with the
+/// world's index; (exit code, stdout, stderr).
+fn hermes_says(w: &World, hermes: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(hermes)
+        .args(args)
+        .current_dir(w.tmp.path())
+        .env("HERMES_HOME", &w.home)
+        .env("HERMES_PLUGINS_INDEX_URL", w.index.url())
+        .env("HERMES_PLUGINS_NO_CORE", "1")
+        .env("HERMES_PLUGINS_NOW", NOW)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "200")
+        .env_remove("PYTHONPATH")
+        .env_remove("HERMES_PLUGINS_GENERATION")
+        .env_remove("HERMES_PLUGINS_BIN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `hermes plugins …` of an activated Hermes is served by this binary: install (with this
+/// tool's own flags passed on and Hermes's `--force` as `--replace`), enable, disable,
+/// remove, and `validate`, which no Hermes release has; `list` stays Hermes's own table and
+/// JSON but lists the generation; bundled plugins stay Hermes's; a hook whose binary is gone
+/// fails closed; `deactivate` gives Hermes its commands back.
+#[test]
+fn hermes_plugins_commands_are_served_when_activated() {
+    let Some((hermes_python, w, script)) = agent_world("the routing test", "run_hermes.py", AGENT)
+    else {
+        return;
+    };
+    let python = hermes_venv_of_our_own(&w, &hermes_python);
+    let hermes = console_script(&python);
+    let ok = |args: &[&str]| -> String {
+        let (code, out, err) = hermes_says(&w, &hermes, args);
+        assert_eq!(code, Some(0), "hermes {args:?}\n{out}\n{err}");
+        out
+    };
+    let before = ok(&["plugins", "list", "--plain"]);
+
+    w.ok(&["activate", "--python", python.to_str().unwrap()]);
+    let sky = repo_with(&w, "sky", &sky_files());
+    let url = file_url(&sky);
+
+    // Non-interactive dependency consent is refused, naming the flag.
+    let (code, out, err) = hermes_says(&w, &hermes, &["plugins", "install", &url, "--enable"]);
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(err.contains("--yes-deps"), "{err}");
+    // With it: published, and the plugin runs in a Hermes started directly.
+    ok(&["plugins", "install", &url, "--enable", "--yes-deps"]);
+    let listed = w.json(&["list"]);
+    assert_eq!(listed["plugins"][0]["key"], "sky", "{listed:#}");
+    assert_eq!(
+        listed["plugins"][0]["status"]["default"], "enabled",
+        "{listed:#}"
+    );
+    let snapshot = direct_snapshot(&python, &script, &w.home);
+    assert_eq!(
+        snapshot["tools"]["sky_tool"], "weatherlib 1.0.0",
+        "{snapshot:#}"
+    );
+
+    // `hermes plugins list` is Hermes's own, listing the generation.
+    let plain = ok(&["plugins", "list", "--plain", "--no-bundled"]);
+    assert!(
+        plain.lines().any(|l| l.starts_with("enabled")
+            && l.contains("hermes-plugins")
+            && l.ends_with(" sky")),
+        "{plain}"
+    );
+    let doc: Value = serde_json::from_str(&ok(&["plugins", "list", "--json"])).unwrap();
+    let entry = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "sky")
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(entry["status"], "enabled", "{doc:#}");
+    assert_eq!(entry["source"], "hermes-plugins", "{doc:#}");
+    assert_eq!(entry["version"], "1.0.0", "{doc:#}");
+
+    // Hermes's `--force` (remove and install again) is this tool's `--replace`.
+    let out = ok(&["plugins", "install", &url, "-f", "--yes-deps"]);
+    assert!(!out.is_empty());
+    ok(&["plugins", "disable", "sky"]);
+    assert_eq!(
+        w.json(&["list"])["plugins"][0]["status"]["default"],
+        "disabled"
+    );
+    // Not in the generation any more, still in Hermes's list.
+    let plain = ok(&["plugins", "list", "--plain", "--no-bundled"]);
+    assert!(
+        plain.lines().any(|l| !l.starts_with("enabled")
+            && l.contains("hermes-plugins")
+            && l.ends_with(" sky")),
+        "{plain}"
+    );
+    ok(&["plugins", "enable", "sky", "--yes-deps"]);
+    assert_eq!(
+        w.json(&["list"])["plugins"][0]["status"]["default"],
+        "enabled"
+    );
+
+    // `validate`, which Hermes 0.13 – 0.19 do not have, is this tool's.
+    let doc: Value = serde_json::from_str(&ok(&[
+        "plugins",
+        "validate",
+        sky.to_str().unwrap(),
+        "--json",
+    ]))
+    .unwrap();
+    crate::common::follows_its_schema(&doc, None);
+
+    // A bundled plugin stays Hermes's: its own `enable` writes config.yaml.
+    let config = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
+    ok(&["plugins", "enable", "observability/langfuse"]);
+    let edited = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
+    assert!(edited.contains("observability/langfuse"), "{edited}");
+    std::fs::write(w.home.join("config.yaml"), config).unwrap();
+
+    ok(&["plugins", "remove", "sky"]);
+    assert_eq!(w.json(&["list"])["plugins"], serde_json::json!([]));
+
+    // A hook whose binary is gone fails closed rather than give the command to Hermes.
+    let pth = std::fs::read_dir(python.parent().unwrap().parent().unwrap().join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages/hermes_plugins_activate.pth");
+    let line = std::fs::read_to_string(&pth).unwrap();
+    std::fs::write(
+        &pth,
+        "import hermes_plugins_generation; hermes_plugins_generation.activate(binary=\"/nonexistent/hermes-plugins\")\n",
+    )
+    .unwrap();
+    let (code, out, err) = hermes_says(&w, &hermes, &["plugins", "install", &url]);
+    assert_eq!(code, Some(2), "{out}\n{err}");
+    assert!(err.contains("/nonexistent/hermes-plugins"), "{err}");
+    std::fs::write(&pth, line).unwrap();
+
+    w.ok(&["deactivate", "--python", python.to_str().unwrap()]);
+    assert_eq!(ok(&["plugins", "list", "--plain"]), before);
+}
