@@ -68,11 +68,9 @@ pub struct CompletionsArgs {
 /// Prints the completion script on stdout.
 pub fn run(args: &CompletionsArgs) -> Result<Status, CliError> {
     let mut command = Cli::command();
-    clap_complete::generate(
-        args.shell,
-        &mut command,
-        "hermes-plugins",
-        &mut std::io::stdout(),
-    );
+    // Generated into memory: clap_complete panics on a failed write (a closed pipe).
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "hermes-plugins", &mut script);
+    let _ = super::printer::write_stdout(&script);
     Ok(Status::Ok)
 }

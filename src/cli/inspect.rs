@@ -100,12 +100,8 @@ pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     if global.printer.json() {
         global.printer.document(Schema::Show, &doc);
     } else {
-        println!(
-            "{}",
-            crate::text::redact_credentials(
-                &serde_json::to_string_pretty(&doc).unwrap_or_default()
-            )
-        );
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        global.printer.rendered(&format!("{text}\n"), true);
     }
     Ok(Status::Ok)
 }

@@ -337,11 +337,8 @@ pub fn main() -> ExitCode {
                     .unwrap_or("invalid arguments")
                     .trim_start_matches("error: ");
                 let doc = CliError::usage(message).to_json();
-                let _ = writeln!(
-                    std::io::stdout(),
-                    "{}",
-                    serde_json::to_string_pretty(&doc).unwrap_or_default()
-                );
+                let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+                let _ = printer::write_stdout(format!("{text}\n").as_bytes());
             }
             let _ = err.print();
             return ExitCode::from(Status::Usage.code());
@@ -388,7 +385,15 @@ pub fn main() -> ExitCode {
         Command::Outdated(args) => outdated::run(args, &cli.global),
     };
     match result {
-        Ok(status) => ExitCode::from(status.code()),
+        Ok(status) => match printer::stdout_failure() {
+            // The command succeeded but its result was not delivered (a full disk under
+            // `> file`): that is an environment failure, not success.
+            Some(message) if status == Status::Ok => fail(
+                &CliError::environment(message.to_string()),
+                &cli.global.printer,
+            ),
+            _ => ExitCode::from(status.code()),
+        },
         Err(err) => fail(&err, &cli.global.printer),
     }
 }

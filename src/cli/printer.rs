@@ -13,9 +13,51 @@
 //!   ([`shown`]).
 
 use std::io::{IsTerminal, Write};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::env_vars::EnvVars;
 use super::{CliError, ColorChoice, GlobalArgs};
+
+/// Set once stdout's reader has gone (`EPIPE`, as in `hermes-plugins search x | head -1`):
+/// later results are dropped quietly and the command finishes with its own exit status, as
+/// ripgrep and uv end on a closed pipe — never a panic, never a half-done operation.
+static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
+
+/// The first error writing stdout other than a closed pipe (a full disk under `> file`):
+/// output stops and `cli::main` reports it (exit 3) unless the command already failed.
+static STDOUT_FAILED: OnceLock<String> = OnceLock::new();
+
+/// Writes `bytes` to stdout. A closed pipe ends output quietly (`Ok`); any other error stops
+/// output and is returned (and remembered for [`stdout_failure`]).
+pub fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    if STDOUT_GONE.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            STDOUT_GONE.store(true, Ordering::Relaxed);
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                Ok(())
+            } else {
+                let _ = STDOUT_FAILED.set(format!("cannot write to stdout: {e}"));
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Why stdout could not be written, if it failed for another reason than a closed pipe.
+pub fn stdout_failure() -> Option<&'static str> {
+    STDOUT_FAILED.get().map(String::as_str)
+}
+
+/// One line on stderr; a closed or failing stderr is ignored (there is nowhere left to say it).
+fn to_stderr(text: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
 
 /// Text as it may be shown: credentials in URLs redacted, control characters other than
 /// newline and tab escaped (see [`crate::text`]).
@@ -89,7 +131,7 @@ impl Printer {
 
     /// One line of a result for people, on stdout (through [`shown`]).
     pub fn line(&self, text: &str) {
-        println!("{}", shown(text));
+        let _ = write_stdout(format!("{}\n", shown(text)).as_bytes());
     }
 
     /// A rendered document on stdout. `escaped`: the renderer already escaped what it took
@@ -98,9 +140,9 @@ impl Printer {
     /// [`shown`].
     pub fn rendered(&self, text: &str, escaped: bool) {
         if escaped {
-            print!("{}", crate::text::redact_credentials(text));
+            let _ = write_stdout(crate::text::redact_credentials(text).as_bytes());
         } else {
-            print!("{}", shown(text));
+            let _ = write_stdout(shown(text).as_bytes());
         }
     }
 
@@ -109,37 +151,34 @@ impl Printer {
     pub fn document(&self, schema: super::json::Schema, value: &serde_json::Value) {
         let doc = super::json::document(schema, value.clone());
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        println!("{}", crate::text::redact_credentials(&text));
+        let _ = write_stdout(format!("{}\n", crate::text::redact_credentials(&text)).as_bytes());
     }
 
     /// A note on stderr (`note: …`), dropped by `--quiet`.
     pub fn note(&self, text: &str) {
         if !self.quiet {
-            eprintln!("note: {}", shown(text));
+            to_stderr(format_args!("note: {}", shown(text)));
         }
     }
 
     /// A message on stderr that `--quiet` drops (what was written where).
     pub fn status(&self, text: &str) {
         if !self.quiet {
-            eprintln!("{}", shown(text));
+            to_stderr(format_args!("{}", shown(text)));
         }
     }
 
     /// A warning on stderr (`warning: …`); printed even with `--quiet`.
     pub fn warning(&self, text: &str) {
-        eprintln!("warning: {}", shown(text));
+        to_stderr(format_args!("warning: {}", shown(text)));
     }
 
     /// Reports a failure: `error: …` and its causes (`Caused by:`) on stderr and, with
     /// `--json`, the error document on stdout.
     pub fn error(&self, err: &CliError) {
         if self.json {
-            let _ = writeln!(
-                std::io::stdout(),
-                "{}",
-                serde_json::to_string_pretty(&err.to_json()).unwrap_or_default()
-            );
+            let text = serde_json::to_string_pretty(&err.to_json()).unwrap_or_default();
+            let _ = write_stdout(format!("{text}\n").as_bytes());
         }
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "error: {}", shown(&err.message));

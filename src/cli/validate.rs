@@ -195,10 +195,7 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
         OutputFormat::Github => report::github::render(&report),
         OutputFormat::Sarif => report::sarif::render(&report, &rules()) + "\n",
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
+    super::printer::write_stdout(text.as_bytes())
         .map_err(|e| CliError::environment(format!("cannot write the report: {e}")))?;
     if report.packages.is_empty() {
         let _ = writeln!(

@@ -206,11 +206,10 @@ pub fn read(
             }
         }
     } else if let Some(m) = manifest {
+        // Linear in the list (a manifest can list tens of thousands: untrusted input).
+        let mut seen = std::collections::HashSet::new();
         for item in m.python_dependencies.iter().chain(&m.pip_dependencies) {
-            if written
-                .iter()
-                .any(|(raw, _, _)| raw.trim() == item.value.trim())
-            {
+            if !seen.insert(item.value.trim()) {
                 continue;
             }
             written.push((item.value.clone(), manifest_file.to_string(), item.pos));

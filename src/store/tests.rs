@@ -330,3 +330,22 @@ fn keys_are_checked_before_touching_the_filesystem() {
     assert_eq!(Store::key_from_sri("sha256-short"), None);
     assert_eq!(Store::key_from_sri("md5-1B2M2Y8AsgTpgAmY7PhCfg=="), None);
 }
+
+#[test]
+fn a_tree_that_will_be_refused_is_refused_before_anything_is_copied() {
+    let src = tempfile::tempdir().unwrap();
+    for i in 0..200 {
+        write(&src.path().join(format!("a{i:04}.py")), "x = 1\n", 0o644);
+    }
+    // Sorted last: a copy that checked as it went would have copied the 200 files first.
+    symlink("../../etc/passwd", src.path().join("zz-escape")).unwrap();
+    let dst = tempfile::tempdir().unwrap();
+    let staged = dst.path().join("package");
+    let err = stage_copy(src.path(), &staged).unwrap_err();
+    assert!(matches!(err, StoreError::EscapingSymlink { .. }), "{err}");
+    assert_eq!(
+        fs::read_dir(&staged).unwrap().count(),
+        0,
+        "files were copied"
+    );
+}

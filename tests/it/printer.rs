@@ -233,3 +233,56 @@ fn completion_offers_the_installed_plugins() {
     );
     assert!(complete(&["hermes-plugins", "enable", "--yes-d"]).contains(&"--yes-deps".to_string()));
 }
+
+/// Every command ends quietly when its reader closes stdout early (`… | head -1`), as
+/// ripgrep and uv do: no panic, no backtrace, its own exit status. The pipe's read end is
+/// closed before the command starts, so every write it makes meets `EPIPE`.
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let home = tempfile::tempdir().unwrap();
+    let home_arg = home.path().to_str().unwrap();
+    let plugins = fixture("plugins");
+    let plugins = plugins.to_str().unwrap();
+    let catalog = crate::common::repo().join("fixtures/catalog/good");
+    let catalog = catalog.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, i32)> = vec![
+        (vec!["--help"], 0),
+        (vec!["--version"], 0),
+        (vec!["completions", "bash"], 0),
+        (vec!["completions", "zsh"], 0),
+        (vec!["man"], 0),
+        (vec!["validate", plugins], 0),
+        (vec!["validate", "--format", "json", plugins], 0),
+        (vec!["validate", "--format", "sarif", plugins], 0),
+        (vec!["search", "weather", "--catalog", catalog], 0),
+        (vec!["--json", "search", "weather", "--catalog", catalog], 0),
+        (vec!["catalog", "check", catalog], 0),
+        (vec!["--home", home_arg, "list"], 0),
+        (vec!["--home", home_arg, "--json", "env"], 1),
+        (vec!["--home", home_arg, "generations", "list"], 0),
+        // A failure keeps its own status: the error document is dropped, the message is not.
+        (vec!["--json", "validate", "/nonexistent/plugin"], 2),
+        (vec!["--json", "no-such-command"], 2),
+    ];
+    #[allow(deprecated)]
+    let exe = assert_cmd::cargo::cargo_bin("hermes-plugins");
+    for (args, expected) in cases {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(&exe)
+            .args(&args)
+            .current_dir(crate::common::repo())
+            .env("HERMES_PLUGINS_NO_CORE", "1")
+            .env_remove("HERMES_HOME")
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(out.status.code(), Some(expected), "{args:?}: {stderr}");
+    }
+}

@@ -662,6 +662,23 @@ impl<'t> Interp<'_, '_, 't> {
         if self.dynamic_builtin(m, call, func, args, env) {
             return;
         }
+        // A callee computed from ctx that does not resolve to a ctx method: what it calls
+        // (and registers) is unknown, so it is reported, never dropped.
+        if self.callee_mentions_ctx(m, func, env)
+            && !matches!(
+                self.ev.eval(m, func, Some(env)),
+                Val::Func(..) | Val::Partial(_)
+            )
+        {
+            let module = &self.set().modules[m];
+            let shown = crate::located::truncate_chars(module.text_of(call), 80);
+            self.dynamic(
+                m,
+                call,
+                format!("a call whose callee is computed from ctx (`{shown}`)"),
+            );
+            return;
+        }
         let (positional, keywords, opaque) = self.arguments(m, args, env);
         let callee = self.callee(m, func, env);
         let call_args = CallArgs {
@@ -699,12 +716,30 @@ impl<'t> Interp<'_, '_, 't> {
                 }
                 _ => None,
             },
-            "identifier" => match self.ev.eval(m, func, Some(env)) {
+            // A name bound to a ctx method, or any computed callee that evaluates to one:
+            // `getattr(ctx, "register_tool")(…)`, `(ctx.register_tool)(…)`, `[ctx.register_tool][0](…)`.
+            _ => match self.ev.eval(m, func, Some(env)) {
                 Val::CtxMethod(name, guarded) => Some((name, guarded)),
                 _ => None,
             },
-            _ => None,
         }
+    }
+
+    /// Whether a computed callee (not a plain name or attribute) reaches ctx: some name in it
+    /// evaluates to ctx or a value holding it (`{"t": ctx.register_tool}[k](…)`).
+    fn callee_mentions_ctx(&self, m: ModId, func: Node<'t>, env: &Env<'t>) -> bool {
+        if matches!(func.kind(), "identifier" | "attribute") {
+            return false;
+        }
+        let mut stack = vec![func];
+        while let Some(node) = stack.pop() {
+            if node.kind() == "identifier" && self.ev.eval(m, node, Some(env)).holds_ctx() {
+                return true;
+            }
+            let mut c = node.walk();
+            stack.extend(node.named_children(&mut c));
+        }
+        false
     }
 
     /// A call of a ctx method: checked against the API, recorded when it registers; a dunder

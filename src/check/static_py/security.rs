@@ -158,7 +158,9 @@ pub fn scan<'t>(
     for (m, index) in indexes.iter().enumerate() {
         scan_python(ev, m, &ev.set.modules[m], index, &mut out);
     }
-    scan_tree(root, &mut out);
+    let parsed: std::collections::HashSet<&str> =
+        ev.set.modules.iter().map(|m| m.rel.as_str()).collect();
+    scan_tree(root, &parsed, &mut out);
     out.sort_by(|a, b| (a.file.as_str(), a.pos).cmp(&(b.file.as_str(), b.pos)));
     out
 }
@@ -489,7 +491,78 @@ fn open_package_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
         .open(path)
 }
 
-fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
+/// How much of a line the byte-level patterns see at once, and how much two windows of an
+/// over-long line overlap: memory stays bounded on a file that is one huge line, and a match
+/// shorter than the overlap is never split.
+const WINDOW: usize = 1 << 20;
+const OVERLAP: usize = 16 << 10;
+
+/// Runs the byte-level patterns (reverse shells, download-and-run) over every line of a file
+/// the Python analysis did not parse — whatever its size or extension: a 2.5 MB `.py` of
+/// padding, a shell script, a file of unknown type — in one linear pass. Comment-only lines
+/// (`#`, not `#!`) are hints shown to people, not code, and are skipped. Stops after 200
+/// findings in one file.
+fn scan_bytes(file: impl Read, rel: &str, out: &mut Vec<SecurityFinding>) {
+    let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
+    let mut window = Vec::new();
+    let mut number: u32 = 0;
+    let mut found = 0usize;
+    loop {
+        number = number.saturating_add(1);
+        window.clear();
+        let mut first = true;
+        let mut comment = false;
+        loop {
+            // At most WINDOW bytes at a time; an over-long line continues in further windows
+            // that keep the last OVERLAP bytes of the one before.
+            let room = if first { WINDOW } else { WINDOW - OVERLAP };
+            let read = match std::io::BufRead::read_until(
+                &mut (&mut reader).take(room as u64),
+                b'\n',
+                &mut window,
+            ) {
+                Ok(n) => n,
+                Err(_) => return,
+            };
+            if read == 0 && first {
+                return; // end of file
+            }
+            if first {
+                let head = String::from_utf8_lossy(&window[..window.len().min(64)]);
+                let trimmed = head.trim_start();
+                comment = trimmed.starts_with('#') && !trimmed.starts_with("#!");
+                first = false;
+            }
+            if !comment {
+                let text = String::from_utf8_lossy(&window);
+                let before = out.len();
+                check_text(&text, out, |level, rule, message| SecurityFinding {
+                    level,
+                    rule,
+                    message,
+                    file: rel.to_string(),
+                    pos: Pos::new(number, 1),
+                    snippet: snippet_of(&text),
+                });
+                found += out.len() - before;
+            }
+            let ended = window.last() == Some(&b'\n') || read < room;
+            if ended || found > 200 {
+                break;
+            }
+            window.drain(..window.len() - OVERLAP);
+        }
+        if found > 200 {
+            return;
+        }
+    }
+}
+
+fn scan_tree(
+    root: &PackageRoot,
+    parsed: &std::collections::HashSet<&str>,
+    out: &mut Vec<SecurityFinding>,
+) {
     let tree_finding = |level, rule, message: String| SecurityFinding {
         level,
         rule,
@@ -548,16 +621,13 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
             .rsplit_once('.')
             .map(|(_, e)| e.to_ascii_lowercase())
             .unwrap_or_default();
-        // One read per file: the head for the magic numbers, and the whole of a text file
-        // other than Python (which the source analysis reads) for the shell patterns.
-        let text_candidate =
-            ext != "py" && size <= MAX_FILE_BYTES && !MEDIA.contains(&ext.as_str());
-        let want = if text_candidate { MAX_FILE_BYTES } else { 8192 };
-        let mut bytes = Vec::with_capacity(usize::try_from(size.min(want)).unwrap_or(0));
-        if let Ok(f) = open_package_file(&entry.path) {
-            let _ = f.take(want).read_to_end(&mut bytes);
-        }
-        let head = &bytes[..bytes.len().min(8192)];
+        // The head for the magic numbers; then every file the Python analysis did not parse
+        // goes through the byte-level patterns (scan_bytes), whatever its size.
+        let mut head = Vec::with_capacity(8192);
+        let Ok(mut file) = open_package_file(&entry.path) else {
+            continue;
+        };
+        let _ = (&mut file).take(8192).read_to_end(&mut head);
         let executable_magic = head.starts_with(b"\x7fELF")
             || head.starts_with(&[0xfe, 0xed, 0xfa, 0xce])
             || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
@@ -589,39 +659,22 @@ fn scan_tree(root: &PackageRoot, out: &mut Vec<SecurityFinding>) {
                     "archive",
                     "archive; its contents cannot be reviewed in place".into(),
                 ));
-            } else if !MEDIA.contains(&ext.as_str()) {
-                out.push(file_finding(
-                    Level::Medium,
-                    "binary-file",
-                    "binary file of unknown type".into(),
-                ));
+                continue;
+            } else if MEDIA.contains(&ext.as_str()) {
+                continue;
             }
+            out.push(file_finding(
+                Level::Medium,
+                "binary-file",
+                "binary file of unknown type".into(),
+            ));
+        } else if MEDIA.contains(&ext.as_str()) {
             continue;
         }
-        // Text files other than Python (which is analysed above): shell, JS/TS, PowerShell, …
-        if text_candidate {
-            let Ok(text) = std::str::from_utf8(&bytes) else {
-                continue;
-            };
-            for (i, line) in text.lines().enumerate() {
-                let trimmed = line.trim_start();
-                if trimmed.starts_with('#') && !trimmed.starts_with("#!") {
-                    continue;
-                }
-                let before = out.len();
-                check_text(line, out, |level, rule, message| SecurityFinding {
-                    level,
-                    rule,
-                    message,
-                    file: rel.clone(),
-                    pos: Pos::new(u32::try_from(i + 1).unwrap_or(u32::MAX), 1),
-                    snippet: snippet_of(line),
-                });
-                if out.len() > before && out.len() > 200 {
-                    break;
-                }
-            }
+        if parsed.contains(rel.as_str()) {
+            continue; // the Python analysis read all of it
         }
+        scan_bytes(std::io::Cursor::new(head).chain(file), &rel, out);
     }
     if files > MAX_FILES {
         out.push(tree_finding(
