@@ -16,7 +16,7 @@ esac
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 target_dir=${HERMES_PLUGINS_FUZZ_TARGET_DIR:-$HOME/.cache/hermes-plugins/fuzz-target}
-all="located_yaml located_json config_edit env_file package catalog state_docs nar"
+all="located_yaml located_json config_edit env_file package catalog state_docs nar register security_bytes"
 targets=${HERMES_PLUGINS_FUZZ_TARGETS:-$all}
 sources="$repo/fixtures $repo/../shared/corpus"
 
@@ -78,6 +78,8 @@ for target in $targets; do
       seed "$target" '\001' -name installed.json
       seed "$target" '\002' -name lock.json ;;
     nar) seed_nar ;;
+    register) seed "$target" "" -name '__init__.py' ;;
+    security_bytes) seed "$target" "" -name '*.sh' -o -name '*.py' -o -name '*.js' ;;
     *) echo "unknown fuzz target $target (known: $all)" >&2; exit 2 ;;
   esac
   mkdir -p "artifacts/$target"

@@ -667,6 +667,7 @@ _VALUED = frozenset((
     "--ref", "--grant", "--revoke", "--catalog", "--plan", "--core", "--extra", "--python",
     "--index-url", "--extra-index-url", "--find-links", "--quarantine-days", "--format",
     "--lock-timeout", "--color", "--home", "--profile", "--probe-hermes", "--probe-timeout",
+    "--accept-finding",
 ))
 
 

@@ -50,6 +50,11 @@ pub struct InstallArgs {
     /// grants do not carry over)
     #[arg(long)]
     pub replace: bool,
+    /// Accept one security finding that makes the plugin dangerous, by its id
+    /// (`<rule>@<file>:<line>`, as the refusal names it), for this plugin alone: recorded, and
+    /// asked again when the flagged file changes (repeatable)
+    #[arg(long = "accept-finding", value_name = "ID")]
+    pub accept_findings: Vec<String>,
     /// Capability flags.
     #[command(flatten)]
     pub grants: manage::GrantArgs,
@@ -86,6 +91,7 @@ pub fn run(args: &InstallArgs, global: &GlobalArgs) -> Result<Status, CliError> 
         yes: args.yes,
         allow_removed: args.allow_removed,
         allow_core_patch: args.allow_core_patch,
+        accept_findings: args.accept_findings.clone(),
         replace: args.replace,
         plan: args.plan.mode(),
     };

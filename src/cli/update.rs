@@ -40,6 +40,10 @@ pub struct UpdateArgs {
     /// Approve new patches of Hermes internals a new version's code makes
     #[arg(long)]
     pub allow_core_patch: bool,
+    /// Accept a security finding a new version has, by its id (`<rule>@<file>:<line>`);
+    /// findings accepted before stay accepted while the flagged file is unchanged (repeatable)
+    #[arg(long = "accept-finding", value_name = "ID")]
+    pub accept_findings: Vec<String>,
     /// Environment options.
     #[command(flatten)]
     pub env: EnvArgs,
@@ -68,6 +72,7 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         grants,
         allow_removed: args.allow_removed,
         allow_core_patch: args.allow_core_patch,
+        accept_findings: args.accept_findings.clone(),
     };
     let (items, applied) = if manage::interactive(global) {
         manager::install::update(&cx, &request, &mut TerminalPrompter, &mut feedback)

@@ -16,7 +16,7 @@ pub struct AuditEntry {
     pub profile: String,
     /// The plugin key.
     pub plugin: String,
-    /// `grant`, `revoke`, `deps`, `update`, `env`, `refuse`.
+    /// `grant`, `revoke`, `deps`, `update`, `env`, `refuse`, `accept-finding`.
     pub action: String,
     /// What the decision covers (capability ids, requirements, surface lines, variable names —
     /// never secret values).

@@ -29,11 +29,112 @@ pub(super) struct Validated {
     pub(super) loads_on: Vec<String>,
     /// Outside modules imported while it loads.
     pub(super) load_imports: Vec<LoadImport>,
+    /// The findings that make it `dangerous`: only an acceptance lets it in
+    /// ([`accept_findings`]).
+    pub(super) blocking: Vec<BlockingFinding>,
+}
+
+/// A security finding that makes a package `dangerous`, as install judges it.
+#[derive(Debug, Clone)]
+pub(super) struct BlockingFinding {
+    /// `<rule>@<file>:<line>`.
+    pub(super) id: String,
+    /// The SHA-256 (hex) of the flagged file in the fetched package (empty if unreadable).
+    pub(super) sha256: String,
+    /// For people: where and what.
+    pub(super) shown: String,
+    /// It makes the verdict `dangerous` (else it is code the analysis could not read).
+    pub(super) dangerous: bool,
+}
+
+/// Lets a `dangerous` package (or one with code the analysis could not read) in only if every
+/// such finding is accepted for it:
+/// by id on this command (`explicit`, `--accept-finding`), or recorded for the installed
+/// version with the flagged file unchanged (`recorded`). Returns the acceptances to record
+/// (all of them) and those given on this command (to audit). `--force` never does this.
+/// An explicit id the package does not have is a usage error (a typo must not look like
+/// consent).
+pub(super) fn accept_findings(
+    name: &str,
+    blocking: &[BlockingFinding],
+    explicit: &[String],
+    recorded: &[crate::state::installed::AcceptedFinding],
+) -> Result<(Vec<crate::state::installed::AcceptedFinding>, Vec<String>), ManagerError> {
+    use crate::state::installed::AcceptedFinding;
+    let ids = || {
+        if blocking.is_empty() {
+            "it has none".to_string()
+        } else {
+            format!(
+                "its findings: {}",
+                blocking
+                    .iter()
+                    .map(|b| b.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    };
+    if let Some(unknown) = explicit
+        .iter()
+        .find(|id| !blocking.iter().any(|b| &b.id == *id))
+    {
+        return Err(ManagerError::Usage(format!(
+            "--accept-finding {}: `{name}` has no such dangerous finding ({})",
+            crate::text::escape(unknown),
+            ids()
+        )));
+    }
+    let mut accepted = Vec::new();
+    let mut given = Vec::new();
+    let mut refused = Vec::new();
+    for b in blocking {
+        let by_flag = explicit.contains(&b.id);
+        let kept = recorded
+            .iter()
+            .any(|r| r.id == b.id && r.sha256 == b.sha256 && !b.sha256.is_empty());
+        if by_flag || kept {
+            accepted.push(AcceptedFinding {
+                id: b.id.clone(),
+                sha256: b.sha256.clone(),
+            });
+            if by_flag {
+                given.push(format!("{} (sha256 {})", b.id, b.sha256));
+            }
+        } else {
+            refused.push(b);
+        }
+    }
+    if refused.is_empty() {
+        return Ok((accepted, given));
+    }
+    let what = if refused.iter().any(|b| b.dangerous) {
+        "is dangerous (security scan)"
+    } else {
+        "ships code the security scan could not read"
+    };
+    Err(ManagerError::coded(
+        Code::Dangerous,
+        format!(
+            "`{name}` {what}; it cannot be installed, not even with --force:\n  {}\nRead the code; to accept a finding for this plugin alone (recorded, and asked again when that file changes): {}",
+            refused
+                .iter()
+                .map(|b| b.shown.as_str())
+                .collect::<Vec<_>>()
+                .join("\n  "),
+            refused
+                .iter()
+                .map(|b| format!("--accept-finding {}", b.id))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    ))
 }
 
 /// Validates a fetched package as Hermes would load it (seed 003): errors of load-gate checks
-/// — what Hermes would fail to load — block (unless `force`), a dangerous verdict always
-/// blocks, and so does a key that cannot be a plugin key. Catalog-admission errors
+/// — what Hermes would fail to load — block (unless `force`), and so does a key that cannot
+/// be a plugin key; the findings of a dangerous verdict are returned for
+/// [`accept_findings`] (never passed by `force`). Catalog-admission errors
 /// (undeclared tools, credential access, …) are warnings here: they stay errors in
 /// `validate` and `catalog review`. See [`crate::diag::Gate`].
 pub(super) fn validate(dir: &Path, force: bool) -> Result<Validated, ManagerError> {
@@ -52,10 +153,22 @@ pub(super) fn validate(dir: &Path, force: bool) -> Result<Validated, ManagerErro
     }
     let outcome =
         check::run(&loaded, &check::Context::default()).map_err(ManagerError::environment)?;
-    let dangerous = outcome
+    let blocking: Vec<BlockingFinding> = outcome
         .analysis
-        .as_ref()
-        .is_some_and(|a| a.verdict == crate::check::static_py::security::Verdict::Dangerous);
+        .iter()
+        .flat_map(|a| a.security.iter().filter(|f| f.blocks()))
+        .map(|f| BlockingFinding {
+            id: f.id(),
+            sha256: crate::hash::sha256_file_bounded(&dir.join(&f.file), 1 << 40)
+                .map(|d| crate::hash::hex(&d))
+                .unwrap_or_default(),
+            shown: format!(
+                "{}:{}: [security-scan/{}] {}",
+                f.file, f.pos.line, f.rule, f.message
+            ),
+            dangerous: f.level >= crate::check::static_py::security::Level::High,
+        })
+        .collect();
     let describe = |d: &crate::diag::Diagnostic| {
         format!(
             "{}:{}: [{}] {}",
@@ -96,23 +209,6 @@ pub(super) fn validate(dir: &Path, force: bool) -> Result<Validated, ManagerErro
         "warning",
     );
     let name = crate::text::escape(&loaded.name()).into_owned();
-    if dangerous {
-        let all = shortened(
-            outcome
-                .findings
-                .iter()
-                .filter(|d| d.severity == Severity::Error)
-                .map(describe),
-            "error",
-        );
-        return Err(ManagerError::coded(
-            Code::Dangerous,
-            format!(
-                "`{name}` is dangerous (security scan); it cannot be installed, not even with --force:\n  {}",
-                all.join("\n  ")
-            ),
-        ));
-    }
     if let Err(e) = crate::home::check_key(&loaded.key) {
         return Err(ManagerError::coded(
             Code::Invalid,
@@ -142,6 +238,7 @@ pub(super) fn validate(dir: &Path, force: bool) -> Result<Validated, ManagerErro
         core_patches,
         loads_on: outcome.compatibility.loads_on,
         load_imports: outcome.analysis.map(|a| a.load_imports).unwrap_or_default(),
+        blocking,
     })
 }
 

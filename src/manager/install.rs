@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::admission::{
-    Validated, approve_core_patch, core_patch_item, unprovided_imports, validate,
+    Validated, accept_findings, approve_core_patch, core_patch_item, unprovided_imports, validate,
 };
 use super::apply::{self, Applied, Change, SelectionEdit};
 use super::consent_step::GrantFlags;
@@ -46,6 +46,8 @@ pub struct InstallRequest {
     pub replace: bool,
     /// `--dry-run` (the consent plan, nothing recorded) or `--plan HASH`.
     pub plan: PlanMode,
+    /// `--accept-finding ID`: security findings accepted for this plugin alone.
+    pub accept_findings: Vec<String>,
 }
 
 /// What `install` did.
@@ -88,6 +90,14 @@ fn fetch(
     })
 }
 
+/// The `--accept-finding` ids a fetch is judged with: `install`'s are all for its plugin (one
+/// it does not have is an error); `update`'s for whichever plugin has them.
+#[derive(Clone, Copy)]
+enum Accept<'a> {
+    Strict(&'a [String]),
+    Any(&'a [String]),
+}
+
 /// A plugin fetched, copied the way the store keeps it, and validated — in a scratch
 /// directory under `pm/tmp/`, before the writer lock is taken — but not stored yet.
 pub struct Prepared {
@@ -101,6 +111,8 @@ pub struct Prepared {
     core_patches: Vec<String>,
     /// Outside modules imported while it loads (checked against the published generation).
     load_imports: Vec<LoadImport>,
+    /// Security findings accepted on this command (audited once it is published).
+    accepted_now: Vec<String>,
 }
 
 /// Fetches (git, catalog pin or directory), copies the package as the store would keep it,
@@ -111,6 +123,7 @@ fn prepare(
     spec: &SourceSpec,
     rev: Option<&str>,
     force: bool,
+    accept: Accept<'_>,
     feedback: &mut dyn Feedback,
 ) -> Result<Prepared, ManagerError> {
     let scratch = Scratch::new(&cx.layout, "fetch-")?;
@@ -125,6 +138,7 @@ fn prepare(
         core_patches,
         loads_on,
         load_imports,
+        blocking,
     } = validate(&staged, force)?;
     let requirements = match &loaded.content {
         Content::Native(n) => n
@@ -149,6 +163,24 @@ fn prepare(
         _ => loaded.key.clone(),
     };
     crate::home::check_key(&key).map_err(|e| ManagerError::Refused(e.to_string()))?;
+    // A dangerous verdict: only accepted findings let it in (the version installed under
+    // this key may have accepted them, bound to the flagged files' contents).
+    let recorded = super::installed(cx)?
+        .plugins
+        .get(&key)
+        .map(|p| p.accepted_findings.clone())
+        .unwrap_or_default();
+    let explicit: Vec<String> = match accept {
+        Accept::Strict(ids) => ids.to_vec(),
+        // `update`: each id concerns whichever plugin has it (checked over all of them).
+        Accept::Any(ids) => ids
+            .iter()
+            .filter(|id| blocking.iter().any(|b| &&b.id == id))
+            .cloned()
+            .collect(),
+    };
+    let (accepted_findings, accepted_now) =
+        accept_findings(&loaded.name(), &blocking, &explicit, &recorded)?;
     // The manifest's name, when it has one (a category key keeps it: `image_gen/agnes` is
     // named `agnes`); a nameless plugin is named by its key.
     let named = match &loaded.content {
@@ -175,6 +207,7 @@ fn prepare(
         requires_hermes_ignored_for: None,
         core_patches: core_patches.clone(),
         loads_on,
+        accepted_findings,
     };
     let requires_auth = match &loaded.content {
         Content::Native(n) => n
@@ -192,6 +225,7 @@ fn prepare(
         requires_auth,
         core_patches,
         load_imports,
+        accepted_now,
     })
 }
 
@@ -362,6 +396,7 @@ pub fn install(
         &request.spec,
         request.rev.as_deref(),
         request.force,
+        Accept::Strict(&request.accept_findings),
         feedback,
     )?;
     let previous_patches = super::installed(cx)?
@@ -385,6 +420,7 @@ pub fn install(
     refuse_module_clash(cx, &prepared.plugin.key)?;
     let requires_auth = prepared.requires_auth.clone();
     let load_imports = prepared.load_imports.clone();
+    let accepted_now = prepared.accepted_now.clone();
     let (plugin, mut warnings) = store(cx, prepared)?;
     super::check_removed(
         cx,
@@ -486,6 +522,7 @@ pub fn install(
             if kept.is_err() {
                 return Err(ManagerError::Coded(code, message));
             }
+            audit_acceptances(cx, &key, &accepted_now);
             return Err(ManagerError::Coded(
                 code,
                 message.replace(
@@ -498,6 +535,9 @@ pub fn install(
         }
         other => other?,
     };
+    if applied.plan.is_none() {
+        audit_acceptances(cx, &key, &accepted_now);
+    }
     warnings.extend(unprovided_imports(cx, &key, &load_imports, &applied));
     Ok(InstallOutcome {
         key,
@@ -506,6 +546,24 @@ pub fn install(
         warnings,
         applied: Some(applied),
     })
+}
+
+/// Appends the security findings accepted on this command to the audit log (`accept-finding`,
+/// by `--accept-finding`), once what they let in is recorded.
+fn audit_acceptances(cx: &Context, key: &str, accepted: &[String]) {
+    if accepted.is_empty() {
+        return;
+    }
+    let entry = crate::consent::audit::AuditEntry::now(
+        cx.profile.clone(),
+        key,
+        "accept-finding",
+        accepted.to_vec(),
+        "--accept-finding",
+    );
+    if let Err(e) = crate::consent::audit::append(&cx.layout.audit_log(), &[entry]) {
+        tracing::warn!("cannot append to the audit log: {e}");
+    }
 }
 
 /// What `update` found for one plugin.
@@ -541,6 +599,8 @@ pub struct UpdateRequest {
     pub allow_removed: bool,
     /// `--allow-core-patch`: approve new patches of Hermes internals.
     pub allow_core_patch: bool,
+    /// `--accept-finding ID`: security findings a new version has, accepted.
+    pub accept_findings: Vec<String>,
 }
 
 /// How many times `update` fetches when other writers keep changing what it fetched.
@@ -555,6 +615,7 @@ fn fetch_updates(
     cx: &Context,
     names: &[String],
     allow_removed: bool,
+    accept: &[String],
     feedback: &mut dyn Feedback,
 ) -> Result<(Vec<UpdateItem>, UpdateFetches), ManagerError> {
     let snapshot = super::installed(cx)?;
@@ -591,8 +652,28 @@ fn fetch_updates(
             continue;
         }
         super::check_removed_source(cx, &old.source.spec, allow_removed, feedback)?;
-        let prepared = prepare(cx, &old.source.spec, None, false, feedback)?;
+        // An id given with `update` concerns whichever plugin has it.
+        let prepared = prepare(
+            cx,
+            &old.source.spec,
+            None,
+            false,
+            Accept::Any(accept),
+            feedback,
+        )?;
         fetched.push((key, old, prepared));
+    }
+    if let Some(unknown) = accept.iter().find(|id| {
+        !fetched.iter().any(|(_, _, p)| {
+            p.accepted_now
+                .iter()
+                .any(|a| a.starts_with(&format!("{id} ")))
+        })
+    }) {
+        return Err(ManagerError::Usage(format!(
+            "--accept-finding {}: no plugin being updated has that dangerous finding",
+            crate::text::escape(unknown)
+        )));
     }
     Ok((items, fetched))
 }
@@ -614,6 +695,7 @@ pub fn update(
         grants,
         allow_removed,
         allow_core_patch,
+        accept_findings,
     } = request;
     let (dry_run, yes, allow_removed) = (*dry_run, *yes, *allow_removed);
     // Fetch first, without the writer lock; then take it and check nothing moved meanwhile.
@@ -621,7 +703,7 @@ pub fn update(
     // under a steady stream of writers the refusal says to retry later).
     let mut attempt = 1;
     let (mut items, fetched, _lock, mut installed) = loop {
-        let (items, fetched) = fetch_updates(cx, names, allow_removed, feedback)?;
+        let (items, fetched) = fetch_updates(cx, names, allow_removed, accept_findings, feedback)?;
         let lock = super::begin_writing(cx, "update", feedback)?;
         let installed = super::installed(cx)?;
         let Some(moved) = fetched
@@ -651,6 +733,10 @@ pub fn update(
             plan_notes.push(item);
         }
     }
+    let acceptances: Vec<(String, Vec<String>)> = fetched
+        .iter()
+        .map(|(key, _, p)| (key.clone(), p.accepted_now.clone()))
+        .collect();
     let mut changed = false;
     for (key, old, prepared) in fetched {
         let (mut new, _warnings) = store(cx, prepared)?;
@@ -734,6 +820,11 @@ pub fn update(
         prompter,
         feedback,
     )?;
+    if applied.plan.is_none() {
+        for (key, accepted) in &acceptances {
+            audit_acceptances(cx, key, accepted);
+        }
+    }
     Ok((items, Some(applied)))
 }
 

@@ -52,6 +52,20 @@ pub struct InstalledPlugin {
     /// recorded (installed by an older hermes-plugins), not judged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loads_on: Vec<String>,
+    /// Security findings the user accepted for this plugin (`--accept-finding`), each bound
+    /// to the content of the flagged file: an update keeps the acceptance only while that
+    /// file is unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted_findings: Vec<AcceptedFinding>,
+}
+
+/// One accepted security finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AcceptedFinding {
+    /// The finding's id (`<rule>@<file>:<line>`).
+    pub id: String,
+    /// The SHA-256 (hex) of the flagged file when it was accepted.
+    pub sha256: String,
 }
 
 /// The whole file.

@@ -296,6 +296,21 @@ fn scan_evasion() -> Vec<Case> {
             )
             .says(dangerous)
             .says("was not analysed"),
+        // Code the analysis could not read is installed only when accepted by name.
+        Case::new("scan", "unanalysed-module-needs-acceptance", &["install", "{root}/src/p"], &[1])
+            .plugin("p", MANIFEST, &importing("big"))
+            .file(
+                "src/p/big.py",
+                format!("def run():\n    pass\n# {}\n", "x".repeat(3 * 1024 * 1024)),
+            )
+            .says("could not read")
+            .says("--accept-finding unanalysed-source@big.py:1"),
+        Case::new("scan", "unanalysed-module-accepted", &["install", "{root}/src/p", "--accept-finding", "unanalysed-source@big.py:1"], &[0])
+            .plugin("p", MANIFEST, &importing("big"))
+            .file(
+                "src/p/big.py",
+                format!("def run():\n    pass\n# {}\n", "x".repeat(3 * 1024 * 1024)),
+            ),
         Case::new("scan", "payload-after-padding", &validate, &[1])
             .plugin(
                 "p",

