@@ -281,7 +281,7 @@ mod tests {
     }
 
     fn entry(name: &str, repo: &str, extra: &str) -> String {
-        format!("name: {name}\nrepo: {repo}\nsha: {SHA}\nmaintainer: me\n{extra}")
+        format!("name: {name}\nrepo: {repo}\nsha: {SHA}\ndescription: d\nmaintainer: me\n{extra}")
     }
 
     #[test]

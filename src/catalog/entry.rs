@@ -35,7 +35,34 @@ pub const KNOWN_KEYS: &[&str] = &[
     "tags",
     "requires_plugins",
     "capabilities",
+    "components",
+    "desktop_id",
+    "onboarding",
 ];
+
+/// The components an entry may name (upstream's validator).
+pub const COMPONENTS: &[&str] = &["agent", "desktop-ui"];
+
+/// The categories the docs site knows (`website/scripts/extract-plugins.py`; upstream's
+/// validator since the site's rules). Another one is a warning: the site files it under
+/// `general`.
+pub const CATEGORIES: &[&str] = &[
+    "desktop",
+    "memory",
+    "platform",
+    "web",
+    "tools",
+    "voice",
+    "automation",
+    "models",
+    "general",
+];
+
+/// The hosts images and screenshots may be served from (the docs site drops the others).
+const IMAGE_HOSTS: &[&str] = &["raw.githubusercontent.com", "github.com"];
+
+/// The hosts the docs site renders a README from.
+const README_HOSTS: &[&str] = &["github.com", "gitlab.com"];
 
 /// The keys of an entry's `capabilities` mapping.
 pub const CAPABILITY_KEYS: &[&str] = &[
@@ -60,6 +87,12 @@ static SUBDIR_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z0-9._/-]+$").expect("valid regex"));
 static ENV_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Z][A-Z0-9_]*$").expect("valid regex"));
+/// One `requires_hermes` clause as upstream's validator reads it: an operator and a version.
+static CLAUSE_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(>=|<=|==|!=|>|<)\s*\d+(\.\d+)*$").expect("valid regex"));
+/// The docs site's `version` label pattern.
+static VERSION_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,31}$").expect("valid regex"));
 
 /// One catalog entry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -96,8 +129,13 @@ pub struct Entry {
     pub image: Option<String>,
     /// Screenshot URLs (https, at most [`MAX_SCREENSHOTS`]).
     pub screenshots: Vec<String>,
-    /// README path or text shown in the catalog.
-    pub readme: Option<String>,
+    /// Whether the catalog shows the repository's README (`readme: false` opts out; absent
+    /// means shown, as upstream reads it).
+    pub readme: Option<bool>,
+    /// The components the plugin has (`agent`, `desktop-ui`).
+    pub components: Vec<String>,
+    /// The Desktop plugin id.
+    pub desktop_id: Option<String>,
     /// Known issues, one per item.
     pub known_issues: Vec<String>,
     /// Search tags.
@@ -197,6 +235,7 @@ fn required_fields(sink: &mut Sink<'_>, root: &Node, maintainer_seen: bool) {
         ("name", "<the file name without .yaml>"),
         ("repo", "https://github.com/owner/repo"),
         ("sha", "<the 40-character commit id (git rev-parse HEAD)>"),
+        ("description", "<one sentence on what the plugin does>"),
     ] {
         if root.get(field).is_none() {
             missing(field, example);
@@ -258,6 +297,10 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
             }
             "subdir" => {
                 if let Some(s) = sink.string(f, key, node) {
+                    // `subdir: ""` (the README's documented default) is the repository root.
+                    if s.is_empty() {
+                        continue;
+                    }
                     if let Err((message, hint)) = check_subdir(s) {
                         sink.error(f, node.pos, message).hint(hint).value(s);
                     }
@@ -267,19 +310,73 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
             }
             "tier" => e.tier = tier(sink, key, node),
             "requires_hermes" => {
-                if let Some(s) = sink.string(f, key, node) {
+                // Empty: no constraint (upstream).
+                if let Some(s) = sink.string(f, key, node)
+                    && !s.trim().is_empty()
+                {
                     requires_hermes(sink, s, node.pos);
                     e.requires_hermes = Some(s.to_string());
                 }
             }
-            "description" | "category" | "version" | "title" | "readme" => {
+            "readme" => match node.value {
+                crate::located::Value::Bool(b) => e.readme = Some(b),
+                _ => {
+                    sink.error(f, node.pos, "`readme` must be true or false")
+                        .hint("`readme: false` hides the repository's README in the catalog; leave it out (or `true`) to show it. A string is not read as a boolean.")
+                        .value(node.snippet());
+                }
+            },
+            "components" => e.components = components(sink, node),
+            "desktop_id" => {
                 if let Some(s) = sink.string(f, key, node) {
+                    if fields::NAME_RE.is_match(s) {
+                        e.desktop_id = Some(s.to_string());
+                    } else {
+                        sink.error(
+                            f,
+                            node.pos,
+                            format!("`desktop_id` must match [a-z0-9_-]{{1,64}}, found `{s}`"),
+                        )
+                        .hint("Use the Desktop plugin's id: lowercase letters, digits, `_` and `-`; leave the key out when there is none.")
+                        .value(s);
+                    }
+                }
+            }
+            // Upstream's loader reads it as `is True`; nothing to check.
+            "onboarding" => {}
+            "description" | "category" | "version" | "title" => {
+                if let Some(s) = sink.string(f, key, node) {
+                    match key {
+                        "description" if s.trim().is_empty() => {
+                            sink.error(f, node.pos, "`description` is empty")
+                                .hint("Say in one sentence what the plugin does.")
+                                .value(s);
+                        }
+                        "category" if !CATEGORIES.contains(&s) => {
+                            sink.warning(
+                                f,
+                                node.pos,
+                                format!("`category` `{s}` is not one the docs site knows; it files the entry under `general`"),
+                            )
+                            .hint(format!("Use one of: {}.", CATEGORIES.join(", ")))
+                            .value(s);
+                        }
+                        "version" if !VERSION_RE.is_match(s) => {
+                            sink.warning(
+                                f,
+                                node.pos,
+                                format!("`version` `{s}` does not match the docs site's label pattern; the site drops it"),
+                            )
+                            .hint("Up to 32 characters: a letter or digit, then letters, digits, `.`, `_`, `+`, `-` (quote it in YAML).")
+                            .value(s);
+                        }
+                        _ => {}
+                    }
                     let slot = match key {
                         "description" => &mut e.description,
                         "category" => &mut e.category,
                         "version" => &mut e.version,
-                        "title" => &mut e.title,
-                        _ => &mut e.readme,
+                        _ => &mut e.title,
                     };
                     *slot = Some(s.to_string());
                 }
@@ -291,6 +388,9 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
                             sink.error(f, node.pos, message).hint(hint).value(s);
                         }
                         Ok(()) => {
+                            if key == "image" {
+                                image_host(sink, key, s, node.pos);
+                            }
                             let slot = if key == "docs_url" {
                                 &mut e.docs_url
                             } else {
@@ -326,6 +426,29 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
         }
     }
     required_fields(sink, root, maintainer_seen);
+    if e.readme == Some(true)
+        && let Some((r, _)) = &repo
+    {
+        let host = r
+            .strip_prefix("https://")
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if !README_HOSTS.contains(&host.as_str()) {
+            let pos = root.get("readme").map_or(Pos::START, |i| i.value.pos);
+            sink.error(
+                f,
+                pos,
+                format!(
+                    "`readme: true` needs a repository on github.com or gitlab.com, not `{host}`"
+                ),
+            )
+            .hint(
+                "The docs site renders READMEs from GitHub and GitLab only: write `readme: false`.",
+            )
+            .value("true");
+        }
+    }
     if let Some((n, pos)) = &name
         && fields::NAME_RE.is_match(n)
     {
@@ -408,6 +531,22 @@ pub(crate) fn check_subdir(subdir: &str) -> Result<(), (String, String)> {
 }
 
 fn requires_hermes(sink: &mut Sink<'_>, spec: &str, pos: Pos) {
+    // Upstream's rule: every comma-separated clause is an operator and a version.
+    if let Some(clause) = spec
+        .split(',')
+        .map(str::trim)
+        .find(|c| !CLAUSE_RE.is_match(c))
+    {
+        sink.error(
+            finding::REQUIRES_HERMES,
+            pos,
+            format!("`requires_hermes` clause `{clause}` needs an operator and a version"),
+        )
+        .hint("Write clauses such as `>=0.19`, `<1.0`, separated by commas (>=, <=, ==, !=, >, <).")
+        .value(spec);
+        return;
+    }
+    // Ours, deliberately stricter than upstream: warnings (`--strict` fails on them).
     let mut diags = Vec::new();
     crate::check::manifest_rules::check_requires_hermes(
         &Spanned::new(spec.to_string(), pos),
@@ -415,11 +554,51 @@ fn requires_hermes(sink: &mut Sink<'_>, spec: &str, pos: Pos) {
         &mut diags,
     );
     for d in diags {
-        let mut b = sink.error(finding::REQUIRES_HERMES, d.pos, d.message);
+        let mut b = sink.warning(finding::REQUIRES_HERMES, d.pos, d.message);
         if let Some(h) = d.hint {
             b = b.hint(h);
         }
         b.value(d.value.unwrap_or_else(|| spec.to_string()));
+    }
+}
+
+fn components(sink: &mut Sink<'_>, node: &Node) -> Vec<String> {
+    let f = finding::ENTRY_FIELD;
+    if matches!(node.value, crate::located::Value::Null) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (c, pos) in sink.string_list(f, "components", node) {
+        if COMPONENTS.contains(&c.as_str()) {
+            out.push(c);
+        } else {
+            sink.error(
+                f,
+                pos,
+                format!("`components` holds `agent` and `desktop-ui` only, found `{c}`"),
+            )
+            .hint("List `agent` (a Hermes plugin) and/or `desktop-ui` (a Desktop plugin).")
+            .value(&c);
+        }
+    }
+    out
+}
+
+/// The docs site shows images only from GitHub hosts: another host is a warning.
+fn image_host(sink: &mut Sink<'_>, field: &str, url: &str, pos: Pos) {
+    let host = url
+        .strip_prefix("https://")
+        .and_then(|rest| rest.split(['/', '?', '#']).next())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if !(IMAGE_HOSTS.contains(&host.as_str()) || host.ends_with(".githubusercontent.com")) {
+        sink.warning(
+            finding::ENTRY_FIELD,
+            pos,
+            format!("`{field}` is served from `{host}`; the docs site shows images from GitHub hosts only"),
+        )
+        .hint("Host it in the repository and link raw.githubusercontent.com at the pinned sha.")
+        .value(url);
     }
 }
 
@@ -468,7 +647,10 @@ fn screenshots(sink: &mut Sink<'_>, node: &Node) -> Vec<String> {
     let mut out = Vec::new();
     for (i, (url, pos)) in items.into_iter().enumerate() {
         match fields::check_https_url(&format!("screenshots[{i}]"), &url, UrlKind::Page) {
-            Ok(()) => out.push(url),
+            Ok(()) => {
+                image_host(sink, &format!("screenshots[{i}]"), &url, pos);
+                out.push(url);
+            }
             Err((message, hint)) => {
                 sink.error(f, pos, message).hint(hint).value(&url);
             }
@@ -539,17 +721,18 @@ fn capabilities(sink: &mut Sink<'_>, node: &Node) -> Option<EntryCapabilities> {
                 Some(s) => format!("Did you mean `{s}`?"),
                 None => format!("capabilities holds only {}.", CAPABILITY_KEYS.join(", ")),
             };
-            sink.error(f, item.key_pos, format!("unknown key `{label}`"))
-                .hint(hint)
+            // Upstream warns and ignores it (forward compatibility).
+            sink.warning(f, item.key_pos, format!("unknown key `{label}`"))
+                .hint(format!("{hint} Unknown keys are ignored."))
                 .value(key);
             continue;
         }
         let list = sink.string_list(f, &label, &item.value);
         let list: Vec<String> = if key == "requires_env" {
+            // Upstream accepts any string; a name the environment cannot carry is a warning.
             list.into_iter()
-                .filter(|(name, pos)| {
-                    let ok = ENV_RE.is_match(name);
-                    if !ok {
+                .inspect(|(name, pos)| {
+                    if !ENV_RE.is_match(name) {
                         let upper: String = name
                             .chars()
                             .map(|c| {
@@ -560,15 +743,14 @@ fn capabilities(sink: &mut Sink<'_>, node: &Node) -> Option<EntryCapabilities> {
                                 }
                             })
                             .collect();
-                        sink.error(
+                        sink.warning(
                             f,
                             *pos,
-                            format!("`{label}` names must be UPPER_SNAKE_CASE, found `{name}`"),
+                            format!("`{label}` names should be UPPER_SNAKE_CASE environment variables, found `{name}`"),
                         )
                         .hint(format!("Use `{upper}` (^[A-Z][A-Z0-9_]*$)."))
                         .value(name);
                     }
-                    ok
                 })
                 .map(|(s, _)| s)
                 .collect()
@@ -604,7 +786,7 @@ mod tests {
         let (entry, findings) = load_text(
             "kit.yaml",
             &format!(
-                "name: kit\nrepo: https://github.com/o/kit\nsha: {SHA}\nmaintainer: o\nsubdir: plugins/kit\n\
+                "name: kit\nrepo: https://github.com/o/kit\nsha: {SHA}\nmaintainer: o\nsubdir: plugins/kit\ndescription: d\n\
                  tier: official\nplatforms: [linux, macos]\ntags: [a]\nrequires_plugins: [base]\n\
                  capabilities:\n  provides_tools: [kit_run]\n  requires_env: [KIT_TOKEN]\n"
             ),
@@ -613,7 +795,7 @@ mod tests {
         let e = entry.unwrap();
         assert_eq!(e.subdir.as_deref(), Some("plugins/kit"));
         assert_eq!(e.requires_plugins, ["base"]);
-        assert_eq!(e.positions.requires_plugins, [Pos::new(9, 20)]);
+        assert_eq!(e.positions.requires_plugins, [Pos::new(10, 20)]);
         assert_eq!(e.positions.name, Pos::new(1, 7));
         let caps = e.capabilities.unwrap();
         assert_eq!(caps.provides_tools, ["kit_run"]);
@@ -625,7 +807,7 @@ mod tests {
         let (entry, findings) = load_text(
             "kit.yaml",
             &format!(
-                "name: kit\nrepo: https://github.com/o/kit\nsha: {}\nmaintainer: o\nversion: 1.0\n",
+                "name: kit\nrepo: https://github.com/o/kit\nsha: {}\nmaintainer: o\ndescription: d\nversion: 1.0\n",
                 SHA.to_uppercase()
             ),
         );
@@ -652,7 +834,14 @@ mod tests {
         let (entry, findings) = load_text("x.yaml", "name: x\nmaintainer: o\n");
         assert!(entry.is_none());
         let messages: Vec<&str> = findings.iter().map(|f| f.message.as_str()).collect();
-        assert_eq!(messages, ["`repo` is missing", "`sha` is missing"]);
+        assert_eq!(
+            messages,
+            [
+                "`repo` is missing",
+                "`sha` is missing",
+                "`description` is missing"
+            ]
+        );
     }
 
     #[test]
@@ -660,11 +849,11 @@ mod tests {
         let (_, findings) = load_text(
             "kit.yaml",
             &format!(
-                "name: kit\nname: kit\nrepo: https://github.com/o/kit\nsha: {SHA}\nmaintainer: o\ndescripton: x\n"
+                "name: kit\nname: kit\nrepo: https://github.com/o/kit\nsha: {SHA}\nmaintainer: o\ndescription: d\ndescripton: x\n"
             ),
         );
         let got: Vec<(CheckId, u32)> = findings.iter().map(|f| (f.check, f.pos.line)).collect();
-        assert_eq!(got, [(finding::YAML, 2), (finding::UNKNOWN_KEY, 6)]);
+        assert_eq!(got, [(finding::YAML, 2), (finding::UNKNOWN_KEY, 7)]);
         assert!(
             findings[1]
                 .hint
@@ -690,11 +879,106 @@ mod tests {
         let (_, findings) = load_text(
             "kit.yaml",
             &format!(
-                "name: kit\nrepo: https://github.com/o/kit\nsha: {SHA}\nmaintainer: o\nrequires_hermes: \">=2025.1\"\n"
+                "name: kit\nrepo: https://github.com/o/kit\nsha: {SHA}\nmaintainer: o\ndescription: d\nrequires_hermes: \">=2025.1\"\n"
             ),
         );
-        assert_eq!(findings.len(), 1);
+        // Upstream accepts the clause; ours, stricter, is a warning.
+        assert_eq!(findings.len(), 1, "{findings:#?}");
         assert_eq!(findings[0].check, finding::REQUIRES_HERMES);
-        assert_eq!(findings[0].pos.line, 5);
+        assert_eq!(findings[0].severity, crate::diag::Severity::Warning);
+        assert_eq!(findings[0].pos.line, 6);
+    }
+
+    /// Shapes of real upstream entries, read as upstream's validator reads them.
+    #[test]
+    fn upstream_shapes_are_read_as_upstream_reads_them() {
+        let base = format!(
+            "name: kit\nrepo: https://github.com/o/kit\nsha: {SHA}\nmaintainer: o\ndescription: d\n"
+        );
+        let findings_of = |extra: &str| {
+            let (entry, findings) = load_text("kit.yaml", &format!("{base}{extra}"));
+            let got: Vec<(crate::diag::Severity, String)> = findings
+                .iter()
+                .map(|f| (f.severity, f.message.clone()))
+                .collect();
+            (entry, got)
+        };
+        use crate::diag::Severity::{Error, Warning};
+        // Accepted as they are.
+        for extra in [
+            "readme: false\n",
+            "readme: true\n",
+            "subdir: \"\"\n",
+            "requires_hermes: \"\"\n",
+            "requires_hermes: \">=0.19, <1.0\"\n",
+            "components: [agent, desktop-ui]\ndesktop_id: kit-ui\n",
+            "onboarding: true\n",
+            "category: memory\nversion: \"2.0.0\"\n",
+            "image: https://raw.githubusercontent.com/o/kit/x/icon.png\n",
+        ] {
+            let (entry, got) = findings_of(extra);
+            assert!(got.is_empty(), "{extra}: {got:?}");
+            assert!(entry.is_some());
+        }
+        let (entry, _) = findings_of("readme: false\nsubdir: \"\"\n");
+        let entry = entry.unwrap();
+        assert_eq!(entry.readme, Some(false));
+        assert_eq!(entry.subdir, None, "empty subdir is the repository root");
+        // Warnings: upstream accepts, we say why it matters.
+        for (extra, said) in [
+            (
+                "capabilities:\n  requires_env: [name]\n",
+                "UPPER_SNAKE_CASE",
+            ),
+            (
+                "capabilities:\n  provides_widgets: [w]\n",
+                "unknown key `capabilities.provides_widgets`",
+            ),
+            (
+                "requires_rabbit: \">=0.21\"\n",
+                "unknown key `requires_rabbit`",
+            ),
+            ("category: widgets\n", "not one the docs site knows"),
+            ("version: \"v 2\"\n", "label pattern"),
+            (
+                "image: https://cdn.example.com/i.png\n",
+                "GitHub hosts only",
+            ),
+        ] {
+            let (_, got) = findings_of(extra);
+            assert!(
+                got.len() == 1 && got[0].0 == Warning && got[0].1.contains(said),
+                "{extra}: {got:?}"
+            );
+        }
+        // Errors upstream's validator gives.
+        for (extra, said) in [
+            ("readme: \"false\"\n", "must be true or false"),
+            ("requires_hermes: \"0.19\"\n", "needs an operator"),
+            (
+                "components: [agent, cli]\n",
+                "`agent` and `desktop-ui` only",
+            ),
+            ("desktop_id: Kit UI\n", "desktop_id"),
+            ("description: \"  \"\n", "`description` is empty"),
+        ] {
+            let (_, got) = findings_of(extra);
+            assert!(
+                got.iter().any(|(sev, m)| *sev == Error && m.contains(said)),
+                "{extra}: {got:?}"
+            );
+        }
+        let (_, findings) = load_text(
+            "kit.yaml",
+            &format!(
+                "name: kit\nrepo: https://gitea.example/o/kit\nsha: {SHA}\nmaintainer: o\ndescription: d\nreadme: true\n"
+            ),
+        );
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.message.contains("github.com or gitlab.com")),
+            "{findings:#?}"
+        );
     }
 }

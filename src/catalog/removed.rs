@@ -71,7 +71,16 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Vec<Removed> {
         return out;
     };
     let items = match &list.value.value {
-        Value::Null => return out,
+        // Upstream's validator: `removed:` must be a list (`removed: []` when empty).
+        Value::Null => {
+            sink.error(
+                f,
+                list.value.pos,
+                "`removed` must be a list, found nothing (null)",
+            )
+            .hint("Write `removed: []` when nothing is removed.");
+            return out;
+        }
         Value::Seq(items) => items,
         _ => {
             sink.wrong_type(f, "removed", &list.value, "a list of mappings");
@@ -112,13 +121,14 @@ fn item(sink: &mut Sink<'_>, i: usize, node: &Node) -> Option<Removed> {
         match key {
             "name" => {
                 if let Some(s) = sink.string(f, &field, value) {
-                    match fields::check_name(s) {
-                        Ok(()) => {
-                            removed.name = s.to_string();
-                            name_ok = true;
-                        }
-                        Err((message, hint)) => {
-                            sink.error(
+                    if s.trim().is_empty() {
+                        sink.error(f, value.pos, format!("`{field}` is empty"))
+                            .hint("Write the entry name to block.");
+                    } else {
+                        // Upstream takes any non-empty string; a name no entry can have is
+                        // worth a warning (it blocks nothing by name).
+                        if let Err((message, hint)) = fields::check_name(s) {
+                            sink.warning(
                                 f,
                                 value.pos,
                                 message.replacen("`name`", &format!("`{field}`"), 1),
@@ -126,6 +136,8 @@ fn item(sink: &mut Sink<'_>, i: usize, node: &Node) -> Option<Removed> {
                             .hint(hint)
                             .value(s);
                         }
+                        removed.name = s.to_string();
+                        name_ok = true;
                     }
                 }
             }
@@ -149,28 +161,27 @@ fn item(sink: &mut Sink<'_>, i: usize, node: &Node) -> Option<Removed> {
                 }
             }
             "reason" => removed.reason = sink.string(f, &field, value).map(str::to_string),
-            "date" => {
-                let text = match &value.value {
-                    Value::Str(s) | Value::Timestamp(s) => Some(s.as_str()),
-                    _ => {
-                        sink.wrong_type(f, &field, value, "a date (YYYY-MM-DD)");
-                        None
-                    }
-                };
-                if let Some(text) = text {
-                    if DATE_RE.is_match(text) {
-                        removed.date = Some(text.to_string());
-                    } else {
-                        sink.error(
-                            f,
-                            value.pos,
-                            format!("`{field}` must be a date written YYYY-MM-DD"),
-                        )
-                        .hint("Write the day of removal, e.g. `date: 2025-01-31`.")
-                        .value(text);
-                    }
+            "date" => match &value.value {
+                // Upstream's validator wants a string; PyYAML reads an unquoted date as a date.
+                Value::Timestamp(s) => {
+                    sink.error(
+                        f,
+                        value.pos,
+                        format!("`{field}` must be a string: unquoted, YAML reads `{s}` as a date"),
+                    )
+                    .hint(format!("Quote it: `date: \"{s}\"`."))
+                    .value(s);
                 }
-            }
+                Value::Str(s) => {
+                    if !DATE_RE.is_match(s) {
+                        sink.warning(f, value.pos, format!("`{field}` is not written YYYY-MM-DD"))
+                            .hint("Write the day of removal, e.g. `date: \"2025-01-31\"`.")
+                            .value(s);
+                    }
+                    removed.date = Some(s.clone());
+                }
+                _ => sink.wrong_type(f, &field, value, "a string (\"YYYY-MM-DD\")"),
+            },
             _ => sink.unknown_key(entry, ITEM_KEYS, &format!("`{label}`")),
         }
     }
@@ -219,7 +230,7 @@ mod tests {
     }
 
     #[test]
-    fn items_are_checked_and_dates_accept_yaml_dates() {
+    fn items_are_checked_as_upstream_checks_them() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("removed.yaml");
         std::fs::write(
@@ -228,17 +239,30 @@ mod tests {
         )
         .unwrap();
         let (list, findings) = load(&path);
-        assert_eq!(list.len(), 1);
-        assert_eq!(list[0].date.as_deref(), Some("2025-01-31"));
-        let got: Vec<(CheckId, u32)> = findings.iter().map(|f| (f.check, f.pos.line)).collect();
+        // `B` blocks by name (upstream takes any non-empty string), with a warning.
+        let names: Vec<&str> = list.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["a", "B"]);
+        use crate::diag::Severity::{Error, Warning};
+        let got: Vec<(CheckId, u32, crate::diag::Severity)> = findings
+            .iter()
+            .map(|f| (f.check, f.pos.line, f.severity))
+            .collect();
         assert_eq!(
             got,
             [
-                (finding::REMOVED_FILE, 5),
-                (finding::REMOVED_FILE, 6),
-                (finding::REMOVED_FILE, 7),
-                (finding::UNKNOWN_KEY, 8),
+                // An unquoted date is a date to PyYAML, not the string upstream requires.
+                (finding::REMOVED_FILE, 3, Error),
+                (finding::REMOVED_FILE, 5, Error),
+                (finding::REMOVED_FILE, 6, Warning),
+                (finding::REMOVED_FILE, 7, Warning),
+                (finding::UNKNOWN_KEY, 8, Warning),
             ],
+            "{findings:#?}"
+        );
+        std::fs::write(&path, "removed:\n").unwrap();
+        let (_, findings) = load(&path);
+        assert!(
+            findings[0].message.contains("must be a list"),
             "{findings:#?}"
         );
     }

@@ -21,8 +21,12 @@ type Expected = (CheckId, Severity, u32);
 /// Every file of fixtures/catalog/defects/ and exactly the findings it must produce. A new
 /// fixture without a row here fails `every_defect_has_exactly_its_findings`.
 const DEFECTS: &[(&str, &[Expected])] = &[
-    ("capabilities-unknown-key.yaml", &[(ids::ENTRY_FIELD, E, 6)]),
+    ("capabilities-unknown-key.yaml", &[(ids::ENTRY_FIELD, W, 6)]),
+    ("category-unknown.yaml", &[(ids::ENTRY_FIELD, W, 6)]),
+    ("components-unknown.yaml", &[(ids::ENTRY_FIELD, E, 6)]),
     ("control-char-in-repo.yaml", &[(ids::ENTRY_FIELD, E, 2)]),
+    ("description-missing.yaml", &[(ids::ENTRY_FIELD, E, 1)]),
+    ("desktop-id-bad.yaml", &[(ids::ENTRY_FIELD, E, 6)]),
     ("docs-url-not-https.yaml", &[(ids::ENTRY_FIELD, E, 5)]),
     ("duplicate-name-a.yaml", &[]),
     (
@@ -31,6 +35,7 @@ const DEFECTS: &[(&str, &[Expected])] = &[
     ),
     ("duplicate-repo-a.yaml", &[]),
     ("duplicate-repo-b.yaml", &[(ids::DUPLICATE_REPO, E, 2)]),
+    ("image-off-github.yaml", &[(ids::ENTRY_FIELD, W, 6)]),
     ("invalid-yaml.yaml", &[(ids::YAML, E, 5)]),
     ("listed-in-removed.yaml", &[(ids::ENTRY_REMOVED, E, 1)]),
     ("maintainer-empty.yaml", &[(ids::ENTRY_FIELD, E, 4)]),
@@ -39,15 +44,20 @@ const DEFECTS: &[(&str, &[Expected])] = &[
     ("name-mismatch.yaml", &[(ids::ENTRY_FILENAME, W, 1)]),
     ("not-a-mapping.yaml", &[(ids::YAML, E, 1)]),
     ("platforms-unknown.yaml", &[(ids::ENTRY_FIELD, E, 5)]),
+    ("readme-string.yaml", &[(ids::ENTRY_FIELD, E, 6)]),
     ("removed.yaml", &[]),
     ("repo-credentials.yaml", &[(ids::ENTRY_FIELD, E, 2)]),
     ("repo-in-removed.yaml", &[(ids::ENTRY_REMOVED, E, 2)]),
     ("repo-not-https.yaml", &[(ids::ENTRY_FIELD, E, 2)]),
     ("repo-ssh.yaml", &[(ids::ENTRY_FIELD, E, 2)]),
-    ("requires-env-lowercase.yaml", &[(ids::ENTRY_FIELD, E, 6)]),
+    ("requires-env-lowercase.yaml", &[(ids::ENTRY_FIELD, W, 6)]),
     (
         "requires-hermes-calver.yaml",
-        &[(ids::REQUIRES_HERMES, E, 5)],
+        &[(ids::REQUIRES_HERMES, W, 5)],
+    ),
+    (
+        "requires-hermes-no-operator.yaml",
+        &[(ids::REQUIRES_HERMES, E, 6)],
     ),
     (
         "requires-plugins-missing.yaml",
@@ -67,6 +77,7 @@ const DEFECTS: &[(&str, &[Expected])] = &[
     ("tier-invalid.yaml", &[(ids::ENTRY_FIELD, E, 5)]),
     ("unknown-key-typo.yaml", &[(ids::UNKNOWN_KEY, W, 5)]),
     ("version-not-string.yaml", &[(ids::ENTRY_FIELD, E, 5)]),
+    ("version-pattern.yaml", &[(ids::ENTRY_FIELD, W, 6)]),
 ];
 
 /// Entries whose name, repo or sha is unusable, so no entry model comes out.
@@ -262,18 +273,24 @@ fn removed_yaml_rules() {
     let path = catalog_dir("removed-bad").join("removed.yaml");
     let (list, findings) = catalog::removed::load(&path);
     let names: Vec<&str> = list.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, ["fine", "spaced-repo", "wrong-date", "extra-key"]);
+    // Upstream takes any non-empty name (`Bad Name` blocks by name, with a warning).
     assert_eq!(
-        list[1].repo, None,
+        names,
+        ["fine", "Bad Name", "spaced-repo", "wrong-date", "extra-key"]
+    );
+    assert_eq!(
+        list[2].repo, None,
         "a rejected repo is not used for blocking"
     );
     let mut want: Vec<Expected> = vec![
         (ids::UNKNOWN_KEY, W, 11),
         (ids::UNKNOWN_KEY, W, 13),
+        // Unquoted, YAML reads it as a date; upstream wants a string.
+        (ids::REMOVED_FILE, E, 3),
         (ids::REMOVED_FILE, E, 4),
-        (ids::REMOVED_FILE, E, 5),
+        (ids::REMOVED_FILE, W, 5),
         (ids::REMOVED_FILE, E, 7),
-        (ids::REMOVED_FILE, E, 9),
+        (ids::REMOVED_FILE, W, 9),
         (ids::REMOVED_FILE, E, 12),
     ];
     want.sort();
@@ -376,11 +393,18 @@ fn report_has_one_package_per_file() {
     assert_eq!(
         ok_files,
         [
+            // Warnings only: what upstream accepts and we explain.
+            "capabilities-unknown-key.yaml",
+            "category-unknown.yaml",
             "duplicate-name-a.yaml",
             "duplicate-repo-a.yaml",
+            "image-off-github.yaml",
             "name-mismatch.yaml",
             "removed.yaml",
-            "unknown-key-typo.yaml"
+            "requires-env-lowercase.yaml",
+            "requires-hermes-calver.yaml",
+            "unknown-key-typo.yaml",
+            "version-pattern.yaml"
         ]
     );
     let strict = report::to_report(&outcome, true);
@@ -467,4 +491,51 @@ fn url_normalisation() {
         url::normalize("https://github.com/owner/repo"),
         url::normalize("https://github.com/owner/repo-two")
     );
+}
+
+/// Shapes of real upstream catalog entries (written for this test; the facts from upstream's
+/// `plugin-catalog/`): `readme: false`/`true`, `subdir: ""`, a lowercase `requires_env` name,
+/// a forked catalog's `requires_rabbit`, `onboarding`, `components`/`desktop_id`, an empty
+/// `requires_hermes`. Upstream's validator accepts them all: `catalog check` passes, with
+/// exactly our warnings (and fails only under `--strict`).
+#[test]
+fn real_upstream_shapes_pass_with_only_our_warnings() {
+    let outcome = check::check(&[catalog_dir("upstream-shapes")]);
+    let mut got: Vec<(String, Expected)> = per_file(&outcome)
+        .into_iter()
+        .flat_map(|(file, findings)| {
+            summary(&findings)
+                .into_iter()
+                .map(move |s| (file.clone(), s))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("fork-search.yaml".to_string(), (ids::UNKNOWN_KEY, W, 7)),
+            ("lowmem.yaml".to_string(), (ids::ENTRY_FIELD, W, 17)),
+        ]
+    );
+    assert!(!outcome.fails(false));
+    assert!(outcome.fails(true));
+    let lowmem = outcome.loaded().find(|e| e.name == "lowmem").unwrap();
+    assert_eq!(lowmem.subdir, None);
+    assert_eq!(lowmem.readme, Some(false));
+    let desk = outcome.loaded().find(|e| e.name == "desk-theme").unwrap();
+    assert_eq!(desk.components, ["desktop-ui"]);
+    assert_eq!(desk.desktop_id.as_deref(), Some("desk-theme"));
+    // The binary agrees: exit 0, and 1 under --strict.
+    let run = |strict: bool| {
+        let mut args = vec!["catalog", "check"];
+        if strict {
+            args.push("--strict");
+        }
+        let dir = catalog_dir("upstream-shapes");
+        args.push(dir.to_str().unwrap());
+        crate::common::run(&args).code
+    };
+    assert_eq!(run(false), 0);
+    assert_eq!(run(true), 1);
 }
