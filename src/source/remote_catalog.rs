@@ -10,6 +10,7 @@
 //! fetched with `If-None-Match`/`If-Modified-Since` when the last answer carried an ETag or a
 //! date, so an unchanged feed costs one `304`.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -37,19 +38,32 @@ pub enum Location {
     },
     /// A JSON feed.
     Feed(String),
+    /// A JSON feed in a local file (`./plugin-catalog.json`, `file:///…/plugin-catalog.json`).
+    FeedFile(PathBuf),
 }
 
 impl Location {
-    /// Reads a `--catalog`/`HERMES_PLUGINS_CATALOG` value: a URL ending in `.json` is a feed,
-    /// any other URL (`https://`, `http://`, `file://`, `ssh://`, `git@host:path`) a git
-    /// repository, anything else a directory.
+    /// Reads a `--catalog`/`HERMES_PLUGINS_CATALOG` value: a URL or a path ending in `.json`
+    /// is a feed (a `file://` URL or a path: a local feed file), any other URL (`https://`,
+    /// `http://`, `file://`, `ssh://`, `git@host:path`) a git repository, anything else a
+    /// directory.
     pub fn parse(value: &str) -> Location {
         let is_url = ["https://", "http://", "file://", "ssh://", "git://"]
             .iter()
             .any(|p| value.starts_with(p))
             || (value.starts_with("git@") && value.contains(':'));
         if !is_url {
+            if value.ends_with(".json") {
+                return Location::FeedFile(PathBuf::from(value));
+            }
             return Location::Dir(PathBuf::from(value));
+        }
+        if value.starts_with("file://")
+            && value.ends_with(".json")
+            && let Ok(path) = url::Url::parse(value).map(|u| u.to_file_path())
+            && let Ok(path) = path
+        {
+            return Location::FeedFile(path);
         }
         let (url, fragment) = match value.split_once('#') {
             Some((u, f)) => (u, Some(f.to_string()).filter(|f| !f.is_empty())),
@@ -114,6 +128,9 @@ pub fn materialize(
         }
         Location::Git { url, subdir } => (url, subdir.as_deref()),
         Location::Feed(url) => (url, None),
+        Location::FeedFile(path) => {
+            return feed_file(path, cache, &cache.join(slot_name(location)));
+        }
     };
     let slot = cache.join(slot_name(location));
     let age = age_of(&slot);
@@ -176,6 +193,7 @@ fn slot_name(location: &Location) -> String {
             ("git", format!("{url}#{}", subdir.as_deref().unwrap_or("")))
         }
         Location::Feed(url) => ("feed", url.clone()),
+        Location::FeedFile(path) => ("feed-file", path.display().to_string()),
         Location::Dir(dir) => ("dir", dir.display().to_string()),
     };
     let digest = Sha256::digest(key.as_bytes());
@@ -299,6 +317,63 @@ fn refresh_feed(url: &str, cache: &Path, slot: &Path) -> Result<(), Refresh> {
         slot,
         &serde_json::to_string(&validators).unwrap_or_default(),
     )
+}
+
+/// A local feed file as a directory of entries: written into its cache slot again only when
+/// the file changed since (its size and modification time are the slot's stamp), so a
+/// 16 MiB feed is not unpacked on every command. No network, no TTL.
+fn feed_file(path: &Path, cache: &Path, slot: &Path) -> Result<Materialized, RemoteCatalogError> {
+    let failed = |message: String| RemoteCatalogError::Fetch {
+        url: path.display().to_string(),
+        message,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| failed(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(failed("not a file".into()));
+    }
+    if meta.len() > MAX_FEED_BYTES {
+        return Err(failed(format!(
+            "the feed is larger than {MAX_FEED_BYTES} bytes"
+        )));
+    }
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let identity = format!("{{\"size\":{},\"mtime_ns\":{mtime}}}", meta.len());
+    let current =
+        slot.is_dir() && std::fs::read_to_string(stamp(slot)).is_ok_and(|text| text == identity);
+    if !current {
+        let refresh = || -> Result<(), Refresh> {
+            let mut body = Vec::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(MAX_FEED_BYTES + 1).read_to_end(&mut body))
+                .map_err(|e| Refresh::Fetch(e.to_string()))?;
+            if body.len() as u64 > MAX_FEED_BYTES {
+                return Err(Refresh::Fetch(format!(
+                    "the feed is larger than {MAX_FEED_BYTES} bytes"
+                )));
+            }
+            let feed: serde_json::Value = serde_json::from_slice(&body)
+                .map_err(|e| Refresh::Fetch(format!("the feed is not JSON: {e}")))?;
+            let tmp = scratch(cache)?;
+            let dir = tmp.path().join("entries");
+            std::fs::create_dir(&dir).map_err(cache_error(&dir))?;
+            write_entries(&feed, &dir)?;
+            swap_in(&dir, slot)?;
+            touch(slot, &identity)
+        };
+        match refresh() {
+            Ok(()) => {}
+            Err(Refresh::Fetch(message)) => return Err(failed(message)),
+            Err(Refresh::Cache(e)) => return Err(e),
+        }
+    }
+    Ok(Materialized {
+        dir: slot.to_path_buf(),
+        warning: None,
+    })
 }
 
 /// GETs the feed (conditionally when `previous` has validators): `None` on `304`.
@@ -428,6 +503,22 @@ mod tests {
             Location::Git {
                 url: "https://github.com/acme/hermes.git".into(),
                 subdir: Some("plugin-catalog".into())
+            }
+        );
+        // A feed file: by path, and by `file://` URL (a `file://` repository stays git).
+        assert_eq!(
+            Location::parse("./feeds/plugin-catalog.json"),
+            Location::FeedFile("./feeds/plugin-catalog.json".into())
+        );
+        assert_eq!(
+            Location::parse("file:///srv/feeds/plugin%20catalog.json"),
+            Location::FeedFile("/srv/feeds/plugin catalog.json".into())
+        );
+        assert_eq!(
+            Location::parse("file:///srv/catalog.git"),
+            Location::Git {
+                url: "file:///srv/catalog.git".into(),
+                subdir: None
             }
         );
         assert_eq!(

@@ -698,3 +698,45 @@ fn a_json_feed_catalog_with_conditional_refresh() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("removal list"), "{err}");
 }
+
+/// A feed file on disk (what upstream publishes, saved or generated locally) is a catalog by
+/// its path and by its `file://` URL; a changed file is read again, an unchanged one is not
+/// unpacked again.
+#[test]
+fn a_local_feed_file_is_a_catalog_by_path_and_by_file_url() {
+    let c = Cat::new();
+    let forecast = c.repo("forecast", &[]);
+    let path = c.w.tmp.path().join("plugin-catalog.json");
+    let feed = |names: &[&str]| {
+        let entries: Vec<Value> = names
+            .iter()
+            .map(|n| {
+                serde_json::json!({"name": n, "repo": format!("{HOST}acme/forecast"), "sha": forecast, "maintainer": "acme", "description": format!("{n} forecasts")})
+            })
+            .collect();
+        serde_json::json!({"entries": entries, "removed": []}).to_string()
+    };
+    std::fs::write(&path, feed(&["forecast"])).unwrap();
+    let url = url::Url::from_file_path(&path).unwrap().to_string();
+    for catalog in [path.to_str().unwrap(), url.as_str()] {
+        let (code, out, err) = c.run(&["--json", "search", "forecast", "--catalog", catalog]);
+        assert_eq!(code, Some(0), "{catalog}: {err}");
+        let hits: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            hits["results"][0]["name"], "forecast",
+            "{catalog}: {hits:#}"
+        );
+    }
+    let (code, _, err) = c.run(&["install", "forecast", "--catalog", &url]);
+    assert_eq!(code, Some(0), "{err}");
+    // Rewritten (another size): read again.
+    std::fs::write(&path, feed(&["forecast", "forecast-two"])).unwrap();
+    let (code, out, err) = c.run(&["--json", "search", "forecast-two", "--catalog", &url]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("forecast-two"), "{out}");
+    // Not there: a clear error naming it.
+    let missing = c.w.tmp.path().join("nope.json");
+    let (code, _, err) = c.run(&["search", "x", "--catalog", missing.to_str().unwrap()]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("nope.json"), "{err}");
+}
