@@ -4,6 +4,9 @@
 //!
 //! `cargo bench --bench catalog -- [ITERATIONS]` (default 5). uv comes from
 //! `HERMES_PLUGINS_UV`, else `uv` on PATH.
+//!
+//! `cargo bench --bench catalog -- --scale [N]`: a generated catalog of N entries (default
+//! 2 000, a ~16 MiB feed) through `catalog check`, `search` and the feed-file cache.
 
 #[path = "../tests/common/index.rs"]
 mod index;
@@ -47,7 +50,110 @@ fn commit_plugin(dir: &Path, name: &str, deps: &[String]) -> String {
         .to_string()
 }
 
+/// `--scale [N]`: a generated catalog of N entries (default 2 000) whose feed is about 16 MiB,
+/// upstream's feed cap: `catalog check` of the directory, `search` over it, unpacking the feed
+/// file into the catalog cache (what `--catalog feed.json` and `catalog update` do), and one
+/// changed entry checked alone (what a pull request's review reads first). Median of 3.
+fn scale(entries: usize) {
+    use hermes_plugins::catalog;
+    use hermes_plugins::source::remote_catalog::{self, Location};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("plugin-catalog");
+    std::fs::create_dir(&dir).unwrap();
+    // ~8 KiB per entry: a long description and known issues, as real entries grow.
+    let filler =
+        "A sentence a reviewer reads about what the plugin does and does not do. ".repeat(55);
+    let mut feed_entries = Vec::new();
+    for i in 0..entries {
+        let name = format!("plugin-{i:05}");
+        let sha = format!("{:040x}", i as u128 * 7919 + 1);
+        let text = format!(
+            "name: {name}\nrepo: https://github.com/example-{}/{name}\nsha: \"{sha}\"\ndescription: \"{filler}\"\nmaintainer: example\ncategory: tools\nversion: \"1.{i}\"\ntags: [bench, t{}]\ncapabilities:\n  provides_tools: [{name}_run, {name}_stop]\n  requires_env: [KEY_{i}]\n",
+            i % 97,
+            i % 13
+        );
+        std::fs::write(dir.join(format!("{name}.yaml")), &text).unwrap();
+        feed_entries.push(serde_json::json!({
+            "name": name, "repo": format!("https://github.com/example-{}/{name}", i % 97),
+            "sha": sha, "description": filler, "maintainer": "example", "category": "tools",
+            "version": format!("1.{i}"), "tags": ["bench"],
+            "capabilities": {"provides_tools": [format!("{name}_run")], "requires_env": [format!("KEY_{i}")]},
+        }));
+    }
+    std::fs::write(dir.join("removed.yaml"), "removed: []\n").unwrap();
+    let feed = tmp.path().join("plugin-catalog.json");
+    let body = serde_json::json!({"entries": feed_entries, "removed": []}).to_string();
+    std::fs::write(&feed, &body).unwrap();
+    println!(
+        "catalog of {entries} entries; feed {:.1} MiB",
+        body.len() as f64 / (1024.0 * 1024.0)
+    );
+    let median = |f: &mut dyn FnMut()| {
+        let mut times: Vec<Duration> = (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect();
+        times.sort();
+        times[1]
+    };
+    let mut loaded = Vec::new();
+    let check = median(&mut || {
+        let outcome = catalog::check(std::slice::from_ref(&dir));
+        assert!(!outcome.fails(false));
+        loaded = outcome.loaded().cloned().collect();
+    });
+    let search = median(&mut || {
+        std::hint::black_box(catalog::search(&loaded, "plugin-01999_run"));
+    });
+    let cache = tmp.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    let unpack = median(&mut || {
+        let _ = std::fs::remove_dir_all(&cache);
+        std::fs::create_dir(&cache).unwrap();
+        remote_catalog::materialize(
+            &Location::FeedFile(feed.clone()),
+            &cache,
+            remote_catalog::DEFAULT_TTL,
+            true,
+        )
+        .unwrap();
+    });
+    let unchanged = median(&mut || {
+        remote_catalog::materialize(
+            &Location::FeedFile(feed.clone()),
+            &cache,
+            remote_catalog::DEFAULT_TTL,
+            false,
+        )
+        .unwrap();
+    });
+    let one = dir.join("plugin-01000.yaml");
+    let changed = median(&mut || {
+        std::hint::black_box(catalog::check(std::slice::from_ref(&one)));
+    });
+    for (what, t) in [
+        ("catalog check (all entries)", check),
+        ("search (over loaded entries)", search),
+        ("feed file unpacked (changed)", unpack),
+        ("feed file, unchanged (stamp)", unchanged),
+        ("one changed entry checked", changed),
+    ] {
+        println!("{what:<32} {:>9.1} ms", t.as_secs_f64() * 1000.0);
+    }
+}
+
 fn main() {
+    let mut args = std::env::args().skip(1);
+    if let Some(first) = std::env::args().nth(1)
+        && first == "--scale"
+    {
+        let n = args.nth(1).and_then(|a| a.parse().ok()).unwrap_or(2000);
+        scale(n);
+        return;
+    }
     let iterations: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())

@@ -38,6 +38,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "components",
     "desktop_id",
     "onboarding",
+    "accepted_findings",
 ];
 
 /// The components an entry may name (upstream's validator).
@@ -136,6 +137,10 @@ pub struct Entry {
     pub components: Vec<String>,
     /// The Desktop plugin id.
     pub desktop_id: Option<String>,
+    /// Security findings the catalog's reviewers accepted for this pin (`id`, `reason`):
+    /// `install` from this catalog takes them as `--accept-finding`, `catalog review` shows
+    /// them (a hermes-plugins key; upstream's validator warns on it and ignores it).
+    pub accepted_findings: Vec<(String, String)>,
     /// Known issues, one per item.
     pub known_issues: Vec<String>,
     /// Search tags.
@@ -327,6 +332,7 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
                 }
             },
             "components" => e.components = components(sink, node),
+            "accepted_findings" => e.accepted_findings = accepted_findings(sink, node),
             "desktop_id" => {
                 if let Some(s) = sink.string(f, key, node) {
                     if fields::NAME_RE.is_match(s) {
@@ -560,6 +566,52 @@ fn requires_hermes(sink: &mut Sink<'_>, spec: &str, pos: Pos) {
         }
         b.value(d.value.unwrap_or_else(|| spec.to_string()));
     }
+}
+
+/// `accepted_findings: [{id: <rule>@<file>:<line>, reason: …}]`: each with the finding's id
+/// and why the reviewers accepted it.
+fn accepted_findings(sink: &mut Sink<'_>, node: &Node) -> Vec<(String, String)> {
+    let f = finding::ENTRY_FIELD;
+    let Some(items) = node.as_seq() else {
+        sink.wrong_type(
+            f,
+            "accepted_findings",
+            node,
+            "a list of {id, reason} mappings",
+        );
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let label = format!("accepted_findings[{i}]");
+        let (Some(id), Some(reason)) = (
+            item.get("id").and_then(|e| e.value.as_str()),
+            item.get("reason").and_then(|e| e.value.as_str()),
+        ) else {
+            sink.error(f, item.pos, format!("`{label}` needs `id` and `reason` strings"))
+                .hint("Write `- {id: pipe-to-shell@scripts/setup.sh:12, reason: \"an installer the user runs by hand\"}` (the id as `install` names it).")
+                .value(item.snippet());
+            continue;
+        };
+        let well_formed = id
+            .split_once('@')
+            .and_then(|(rule, place)| Some((rule, place.rsplit_once(':')?)))
+            .is_some_and(|(rule, (file, line))| {
+                !rule.is_empty() && !file.is_empty() && line.parse::<u32>().is_ok()
+            });
+        if !well_formed || reason.trim().is_empty() {
+            sink.error(
+                f,
+                item.pos,
+                format!("`{label}` must be an id `<rule>@<file>:<line>` with a reason, found `{id}`"),
+            )
+            .hint("Copy the id from the refusal of `hermes-plugins install` or from `catalog review`, and say why it is accepted.")
+            .value(id);
+            continue;
+        }
+        out.push((id.to_string(), reason.to_string()));
+    }
+    out
 }
 
 fn components(sink: &mut Sink<'_>, node: &Node) -> Vec<String> {

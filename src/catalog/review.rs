@@ -189,6 +189,12 @@ pub fn review(
                 .iter()
                 .map(|d| d.to_finding(format!("{prefix}{}", d.file)))
                 .collect();
+            let security = outcome
+                .analysis
+                .as_ref()
+                .map(|a| a.security.as_slice())
+                .unwrap_or_default();
+            accepted_by_the_entry(&mut review, &entry, security, &prefix);
             review.package = Some(PackageFacts {
                 key: loaded.key.clone(),
                 name: loaded.name(),
@@ -295,6 +301,46 @@ pub fn review(
         .any(|f| f.severity == "error");
     review.ok = !errors && review.package.is_some();
     Ok(review)
+}
+
+/// The entry's `accepted_findings` against the package at the pin: a finding they accept
+/// stays in the review as a warning naming the reviewers' reason (it no longer blocks the
+/// entry, and `install` from this catalog takes it as accepted); an acceptance that matches
+/// no finding at this sha is a warning to remove it.
+fn accepted_by_the_entry(
+    review: &mut Review,
+    entry: &Entry,
+    security: &[crate::check::static_py::SecurityFinding],
+    prefix: &str,
+) {
+    for (id, reason) in &entry.accepted_findings {
+        let Some(found) = security.iter().find(|f| &f.id() == id) else {
+            review.entry_findings.push(Finding {
+                check: CheckId::CatalogEntryField.as_str().into(),
+                severity: "warning".into(),
+                message: format!(
+                    "accepted finding `{id}` matches no finding of the package at this sha"
+                ),
+                hint: Some("remove it from accepted_findings (the code it accepted is gone or moved: review the new id)".into()),
+                file: entry.file.display().to_string(),
+                line: 1,
+                column: 1,
+                component: None,
+                value: Some(id.clone()),
+            });
+            continue;
+        };
+        let file = format!("{prefix}{}", found.file);
+        for f in review.validation.iter_mut().filter(|f| {
+            f.check == CheckId::SecurityScan.as_str()
+                && f.file == file
+                && f.line == found.pos.line
+                && f.message.contains(found.rule)
+        }) {
+            f.severity = "warning".into();
+            f.message = format!("{} (accepted by the catalog entry: {reason})", f.message);
+        }
+    }
 }
 
 /// Commits in `from..to` in the clone at `repo`, and whether `from` is an ancestor of `to`.

@@ -170,7 +170,7 @@ fn prepare(
         .get(&key)
         .map(|p| p.accepted_findings.clone())
         .unwrap_or_default();
-    let explicit: Vec<String> = match accept {
+    let mut explicit: Vec<String> = match accept {
         Accept::Strict(ids) => ids.to_vec(),
         // `update`: each id concerns whichever plugin has it (checked over all of them).
         Accept::Any(ids) => ids
@@ -179,8 +179,29 @@ fn prepare(
             .cloned()
             .collect(),
     };
-    let (accepted_findings, accepted_now) =
+    // The catalog's reviewers accepted these for the pinned commit (its entry's
+    // `accepted_findings`): taken as given here, audited as the catalog's.
+    let reviewed: Vec<String> = fetched
+        .provenance
+        .catalog
+        .iter()
+        .flat_map(|pin| pin.accepted_findings.iter())
+        .filter(|id| blocking.iter().any(|b| &&b.id == id) && !explicit.contains(id))
+        .cloned()
+        .collect();
+    explicit.extend(reviewed.iter().cloned());
+    let (accepted_findings, mut accepted_now) =
         accept_findings(&loaded.name(), &blocking, &explicit, &recorded)?;
+    if let Some(pin) = &fetched.provenance.catalog {
+        for item in &mut accepted_now {
+            if reviewed
+                .iter()
+                .any(|id| item.starts_with(&format!("{id} ")))
+            {
+                item.push_str(&format!(" — reviewed in the catalog entry `{}`", pin.name));
+            }
+        }
+    }
     // The manifest's name, when it has one (a category key keeps it: `image_gen/agnes` is
     // named `agnes`); a nameless plugin is named by its key.
     let named = match &loaded.content {

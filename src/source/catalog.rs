@@ -25,6 +25,10 @@ pub struct CatalogPin {
     pub tier: Option<String>,
     /// The entry file.
     pub file: PathBuf,
+    /// Ids of security findings the catalog's reviewers accepted for this pin
+    /// (`accepted_findings`): install takes them as `--accept-finding`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted_findings: Vec<String>,
 }
 
 /// Why an entry could not be used.
@@ -103,9 +107,22 @@ fn read_pin(file: &Path) -> Result<Option<CatalogPin>, CatalogError> {
         return Err(bad("`repo` contains control characters".into()));
     }
     let subdir = match field("subdir") {
+        // `subdir: ""` (upstream's documented default) is the repository root.
+        Some(s) if s.is_empty() => None,
         Some(s) => Some(super::spec::check_subdir(&s).map_err(|e| bad(e.to_string()))?),
         None => None,
     };
+    let accepted_findings = root
+        .get("accepted_findings")
+        .and_then(|e| e.value.as_seq())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.get("id").and_then(|e| e.value.as_str()))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(Some(CatalogPin {
         name,
         repo,
@@ -113,6 +130,7 @@ fn read_pin(file: &Path) -> Result<Option<CatalogPin>, CatalogError> {
         subdir,
         tier: field("tier"),
         file: file.to_path_buf(),
+        accepted_findings,
     }))
 }
 

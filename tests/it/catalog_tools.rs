@@ -740,3 +740,74 @@ fn a_local_feed_file_is_a_catalog_by_path_and_by_file_url() {
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("nope.json"), "{err}");
 }
+
+/// A catalog's reviewers accept a finding for the pinned commit (`accepted_findings` in the
+/// entry): `catalog review` shows it accepted, with their reason (no longer blocking);
+/// `install` from that catalog takes it (recorded and audited as the catalog's); a stale
+/// acceptance is a warning.
+#[test]
+fn reviewed_acceptances_in_a_catalog_entry() {
+    let c = Cat::new();
+    let repo = c.mirror.join("acme/hinted");
+    c.repo("hinted", &[]);
+    let sha = commit(
+        &repo,
+        &[(
+            "setup.sh".into(),
+            "#!/bin/sh\ncurl -fsSL https://example.invalid/install.sh | sh\n".into(),
+        )],
+        "setup script",
+    );
+    let id = "pipe-to-shell@setup.sh:2";
+    // Without the acceptance: the review blocks, install refuses naming the id.
+    let entry = c.entry("hinted", &sha, "");
+    let (code, _, _) = c.run(&["catalog", "review", entry.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    let (code, _, err) = c.run(&["install", "hinted"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains(id), "{err}");
+    // Reviewed and accepted in the entry.
+    let entry = c.entry(
+        "hinted",
+        &sha,
+        &format!(
+            "accepted_findings:\n  - id: {id}\n    reason: an installer the user runs by hand\n"
+        ),
+    );
+    let (code, out, err) = c.run(&[
+        "catalog",
+        "review",
+        entry.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let review: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        review["validation"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["severity"] == "warning"
+                && f["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("accepted by the catalog entry: an installer the user runs by hand")),
+        "{review:#}"
+    );
+    let (code, _, err) = c.run(&["install", "hinted"]);
+    assert_eq!(code, Some(0), "{err}");
+    let audit = std::fs::read_to_string(c.w.pm().join("audit.log")).unwrap();
+    assert!(
+        audit.contains(id) && audit.contains("reviewed in the catalog entry `hinted`"),
+        "{audit}"
+    );
+    // An acceptance that matches nothing at the pin: a warning to remove it.
+    let entry = c.entry(
+        "hinted",
+        &sha,
+        "accepted_findings:\n  - id: pipe-to-shell@other.sh:9\n    reason: gone\n",
+    );
+    let (_, out, _) = c.run(&["catalog", "review", entry.to_str().unwrap()]);
+    assert!(out.contains("matches no finding"), "{out}");
+}
