@@ -811,3 +811,17 @@ fn reviewed_acceptances_in_a_catalog_entry() {
     let (_, out, _) = c.run(&["catalog", "review", entry.to_str().unwrap()]);
     assert!(out.contains("matches no finding"), "{out}");
 }
+
+/// `subdir: ""`, upstream's documented default, is the repository root: `catalog check`
+/// accepts it and `install` of the entry installs the root.
+#[test]
+fn an_empty_subdir_is_the_repository_root() {
+    let c = Cat::new();
+    let sha = c.repo("rooted", &[]);
+    let entry = c.entry("rooted", &sha, "subdir: \"\"\n");
+    let (code, out, err) = c.run(&["catalog", "check", entry.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let (code, _, err) = c.run(&["install", "rooted"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(c.w.json(&["list"])["plugins"][0]["key"], "rooted");
+}
