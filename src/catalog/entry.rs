@@ -435,11 +435,7 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
     if e.readme == Some(true)
         && let Some((r, _)) = &repo
     {
-        let host = r
-            .strip_prefix("https://")
-            .and_then(|rest| rest.split('/').next())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let host = super::url::host(r);
         if !README_HOSTS.contains(&host.as_str()) {
             let pos = root.get("readme").map_or(Pos::START, |i| i.value.pos);
             sink.error(
@@ -638,11 +634,7 @@ fn components(sink: &mut Sink<'_>, node: &Node) -> Vec<String> {
 
 /// The docs site shows images only from GitHub hosts: another host is a warning.
 fn image_host(sink: &mut Sink<'_>, field: &str, url: &str, pos: Pos) {
-    let host = url
-        .strip_prefix("https://")
-        .and_then(|rest| rest.split(['/', '?', '#']).next())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let host = super::url::host(url);
     if !(IMAGE_HOSTS.contains(&host.as_str()) || host.ends_with(".githubusercontent.com")) {
         sink.warning(
             finding::ENTRY_FIELD,

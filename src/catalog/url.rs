@@ -1,6 +1,16 @@
 //! Repository URL normalisation, so that the same repository written two ways is recognised
 //! (duplicate entries, the kill list).
 
+/// The host of a URL as [`normalize`] reads it (lowercase; scheme, user info, port and a
+/// leading `www.` dropped): what the host rules of catalog fields compare.
+pub fn host(url: &str) -> String {
+    normalize(url)
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// Normalises a repository URL to `host/owner/repo` (lowercase) for comparison.
 ///
 /// The scheme (`https://`, `http://`, `ssh://`, `git://`, `git+https://`, …), user info
@@ -72,7 +82,7 @@ fn strip_port(host_port: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::normalize;
+    use super::{host, normalize};
 
     #[test]
     fn spellings_of_one_repository_agree() {
@@ -98,6 +108,19 @@ mod tests {
         ] {
             assert_eq!(normalize(url), "github.com/owner/repo", "{url}");
         }
+    }
+
+    #[test]
+    fn hosts_as_the_host_rules_compare_them() {
+        assert_eq!(
+            host("https://raw.githubusercontent.com/o/r/sha/i.png"),
+            "raw.githubusercontent.com"
+        );
+        assert_eq!(host("https://www.GitHub.com/o/r"), "github.com");
+        assert_eq!(
+            host("https://user:token@cdn.example.com:8443/i.png?x#y"),
+            "cdn.example.com"
+        );
     }
 
     #[test]
