@@ -59,7 +59,13 @@ pub(super) fn accept_findings(
     blocking: &[BlockingFinding],
     explicit: &[String],
     recorded: &[crate::state::installed::AcceptedFinding],
-) -> Result<(Vec<crate::state::installed::AcceptedFinding>, Vec<String>), ManagerError> {
+) -> Result<
+    (
+        Vec<crate::state::installed::AcceptedFinding>,
+        Vec<crate::state::installed::AcceptedFinding>,
+    ),
+    ManagerError,
+> {
     use crate::state::installed::AcceptedFinding;
     let ids = || {
         if blocking.is_empty() {
@@ -94,13 +100,14 @@ pub(super) fn accept_findings(
             .iter()
             .any(|r| r.id == b.id && r.sha256 == b.sha256 && !b.sha256.is_empty());
         if by_flag || kept {
-            accepted.push(AcceptedFinding {
+            let acceptance = AcceptedFinding {
                 id: b.id.clone(),
                 sha256: b.sha256.clone(),
-            });
+            };
             if by_flag {
-                given.push(format!("{} (sha256 {})", b.id, b.sha256));
+                given.push(acceptance.clone());
             }
+            accepted.push(acceptance);
         } else {
             refused.push(b);
         }

@@ -112,7 +112,7 @@ pub struct Prepared {
     /// Outside modules imported while it loads (checked against the published generation).
     load_imports: Vec<LoadImport>,
     /// Security findings accepted on this command (audited once it is published).
-    accepted_now: Vec<String>,
+    accepted_now: AcceptedNow,
 }
 
 /// Fetches (git, catalog pin or directory), copies the package as the store would keep it,
@@ -190,18 +190,13 @@ fn prepare(
         .cloned()
         .collect();
     explicit.extend(reviewed.iter().cloned());
-    let (accepted_findings, mut accepted_now) =
+    let (accepted_findings, given) =
         accept_findings(&loaded.name(), &blocking, &explicit, &recorded)?;
-    if let Some(pin) = &fetched.provenance.catalog {
-        for item in &mut accepted_now {
-            if reviewed
-                .iter()
-                .any(|id| item.starts_with(&format!("{id} ")))
-            {
-                item.push_str(&format!(" — reviewed in the catalog entry `{}`", pin.name));
-            }
-        }
-    }
+    let accepted_now = AcceptedNow {
+        given,
+        reviewed,
+        catalog: fetched.provenance.catalog.as_ref().map(|p| p.name.clone()),
+    };
     // The manifest's name, when it has one (a category key keeps it: `image_gen/agnes` is
     // named `agnes`); a nameless plugin is named by its key.
     let named = match &loaded.content {
@@ -569,17 +564,50 @@ pub fn install(
     })
 }
 
+/// The security findings one command accepted for one plugin: by `--accept-finding`, or
+/// (`reviewed`) by the catalog entry it was installed from.
+#[derive(Debug, Clone, Default)]
+struct AcceptedNow {
+    /// Every acceptance made now, with the flagged file's hash.
+    given: Vec<crate::state::installed::AcceptedFinding>,
+    /// Ids among them the catalog entry's reviewers accepted.
+    reviewed: Vec<String>,
+    /// That catalog entry.
+    catalog: Option<String>,
+}
+
+impl AcceptedNow {
+    /// Whether `id` was accepted now.
+    fn has(&self, id: &str) -> bool {
+        self.given.iter().any(|a| a.id == id)
+    }
+}
+
 /// Appends the security findings accepted on this command to the audit log (`accept-finding`,
-/// by `--accept-finding`), once what they let in is recorded.
-fn audit_acceptances(cx: &Context, key: &str, accepted: &[String]) {
-    if accepted.is_empty() {
+/// by `--accept-finding`, each with the flagged file's hash and, when the catalog entry's
+/// reviewers accepted it, that entry), once what they let in is recorded.
+fn audit_acceptances(cx: &Context, key: &str, accepted: &AcceptedNow) {
+    if accepted.given.is_empty() {
         return;
     }
+    let items = accepted
+        .given
+        .iter()
+        .map(|a| {
+            let reviewed = match &accepted.catalog {
+                Some(entry) if accepted.reviewed.contains(&a.id) => {
+                    format!(" — reviewed in the catalog entry `{entry}`")
+                }
+                _ => String::new(),
+            };
+            format!("{} (sha256 {}){reviewed}", a.id, a.sha256)
+        })
+        .collect();
     let entry = crate::consent::audit::AuditEntry::now(
         cx.profile.clone(),
         key,
         "accept-finding",
-        accepted.to_vec(),
+        items,
         "--accept-finding",
     );
     if let Err(e) = crate::consent::audit::append(&cx.layout.audit_log(), &[entry]) {
@@ -684,13 +712,10 @@ fn fetch_updates(
         )?;
         fetched.push((key, old, prepared));
     }
-    if let Some(unknown) = accept.iter().find(|id| {
-        !fetched.iter().any(|(_, _, p)| {
-            p.accepted_now
-                .iter()
-                .any(|a| a.starts_with(&format!("{id} ")))
-        })
-    }) {
+    if let Some(unknown) = accept
+        .iter()
+        .find(|id| !fetched.iter().any(|(_, _, p)| p.accepted_now.has(id)))
+    {
         return Err(ManagerError::Usage(format!(
             "--accept-finding {}: no plugin being updated has that dangerous finding",
             crate::text::escape(unknown)
@@ -754,7 +779,7 @@ pub fn update(
             plan_notes.push(item);
         }
     }
-    let acceptances: Vec<(String, Vec<String>)> = fetched
+    let acceptances: Vec<(String, AcceptedNow)> = fetched
         .iter()
         .map(|(key, _, p)| (key.clone(), p.accepted_now.clone()))
         .collect();

@@ -263,6 +263,18 @@ fn a_dangerous_finding_is_accepted_per_plugin_and_asked_again_when_its_file_chan
         "touch init",
     );
     w.ok(&["update", "hinted"]);
+    // An id no plugin being updated has is a usage error, not consent.
+    let (code, _, err) = w.run(&[
+        "update",
+        "hinted",
+        "--accept-finding",
+        "pipe-to-shell@x.sh:1",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("no plugin being updated has that dangerous finding"),
+        "{err}"
+    );
     // Changed: asked again, under the finding's new id.
     let moved = format!("#!/bin/sh\nset -e\n{}", &setup["#!/bin/sh\n".len()..]);
     world::commit(
