@@ -6,8 +6,14 @@
 //! `HERMES_PLUGINS_UV`, else `uv` on PATH.
 //!
 //! `cargo bench --bench catalog -- --scale [N]`: a generated catalog of N entries (default
-//! 2 000, a ~16 MiB feed) through `catalog check`, `search` and the feed-file cache.
+//! 2 000, a ~16 MiB feed) through `catalog check`, `search` and the feed-file cache, then end
+//! to end through the binary: `catalog update` of the feed from a loopback server (fetched,
+//! then revalidated), `search` over its copy, and the pull-request job
+//! (`scripts/catalog-action.sh`) on a git catalog where one entry changed.
 
+#[path = "../tests/common/feed.rs"]
+#[allow(dead_code)]
+mod feed;
 #[path = "../tests/common/index.rs"]
 mod index;
 
@@ -142,6 +148,153 @@ fn scale(entries: usize) {
         ("one changed entry checked", changed),
     ] {
         println!("{what:<32} {:>9.1} ms", t.as_secs_f64() * 1000.0);
+    }
+    end_to_end(tmp.path(), &body, &median);
+}
+
+/// The scale catalog through the binary, each a whole process: `catalog update` of the feed
+/// served on loopback (a fresh home: fetched and unpacked; again with the copy expired: one
+/// `304`), `search` over the copy, `catalog check` of the directory, and the pull-request
+/// job on the catalog as a git repository in which one entry's pin moved.
+fn end_to_end(root: &Path, body: &str, median: &dyn Fn(&mut dyn FnMut()) -> Duration) {
+    let bin = env!("CARGO_BIN_EXE_hermes-plugins");
+    let server = feed::FeedServer::start(body);
+    let run = |args: &[&str], home: &Path, env: &[(&str, &str)]| {
+        let mut c = Command::new(bin);
+        c.args(["--home"])
+            .arg(home)
+            .args(args)
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env_remove("HERMES_PLUGINS_CATALOG");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let mut n = 0;
+    let fresh = median(&mut || {
+        n += 1;
+        let home = root.join(format!("home-{n}"));
+        run(&["catalog", "update", "--catalog", &server.url], &home, &[]);
+    });
+    let home = root.join("home-1");
+    let revalidated = median(&mut || {
+        run(&["catalog", "update", "--catalog", &server.url], &home, &[]);
+    });
+    assert!(server.answers().contains(&304), "{:?}", server.answers());
+    let search = median(&mut || {
+        run(
+            &["search", "plugin-01999_run", "--catalog", &server.url],
+            &home,
+            &[],
+        );
+    });
+    let check = median(&mut || {
+        let dir = root.join("plugin-catalog");
+        run(&["catalog", "check", dir.to_str().unwrap()], &home, &[]);
+    });
+
+    // The pull request: the catalog committed on `main`, one entry re-pinned on a branch to a
+    // real commit of a repository in a local mirror (through HERMES_PLUGINS_GIT_INSTEAD_OF).
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .current_dir(root)
+            .args(["-c", "user.name=b", "-c", "user.email=b@example.org"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let name = "plugin-01000";
+    let mirror = root.join("mirror");
+    let repo = mirror.join(format!("example-{}", 1000 % 97)).join(name);
+    let base_sha = commit_plugin(&repo, name, &[]);
+    let entry = root.join("plugin-catalog").join(format!("{name}.yaml"));
+    let text = std::fs::read_to_string(&entry).unwrap();
+    let fake_sha = format!("{:040x}", 1000u128 * 7919 + 1);
+    std::fs::write(&entry, text.replace(&fake_sha, &base_sha)).unwrap();
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "plugin-catalog"]);
+    git(&["commit", "-q", "-m", "catalog"]);
+    git(&["checkout", "-q", "-b", "pr"]);
+    // The plugin's next commit, and the entry re-pinned to it.
+    std::fs::write(
+        repo.join("plugin.yaml"),
+        format!("name: {name}\nversion: 1.1.0\ndescription: bench\nmanifest_version: 2\nrequires_env:\n  - KEY_1000\nprovides_tools:\n  - {name}_run\n  - {name}_stop\n"),
+    )
+    .unwrap();
+    let tool = |t: &str| {
+        format!(
+            "    ctx.register_tool(name=\"{name}_{t}\", toolset=\"bench\", schema={{\"name\": \"{name}_{t}\", \"description\": \"{t}\", \"parameters\": {{\"type\": \"object\", \"properties\": {{}}}}}}, handler=_handle)\n"
+        )
+    };
+    std::fs::write(
+        repo.join("__init__.py"),
+        format!(
+            "def _handle(args, **kwargs):\n    return \"ok\"\n\n\ndef register(ctx):\n{}{}",
+            tool("run"),
+            tool("stop")
+        ),
+    )
+    .unwrap();
+    let in_repo = |args: &[&str]| {
+        let out = Command::new("git")
+            .current_dir(&repo)
+            .args(["-c", "user.name=b", "-c", "user.email=b@example.org"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    in_repo(&["commit", "-q", "-am", "v2"]);
+    let sha = in_repo(&["rev-parse", "HEAD"]);
+    std::fs::write(&entry, text.replace(&fake_sha, &sha)).unwrap();
+    git(&["commit", "-q", "-am", "re-pin one entry"]);
+    let instead_of = format!("https://github.com/=file://{}/", mirror.display());
+    let out_dir = root.join("review-out");
+    let action = median(&mut || {
+        let out = Command::new("bash")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/catalog-action.sh"))
+            .current_dir(root)
+            .env("CATALOG", "plugin-catalog")
+            .env("BASE_REF", "main")
+            .env("CORE", "")
+            .env("OUT", &out_dir)
+            .env("HERMES_PLUGINS_BIN", bin)
+            .env("HERMES_HOME", root.join("home-action"))
+            .env("HERMES_PLUGINS_GIT_INSTEAD_OF", &instead_of)
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "catalog-action.sh: {}{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(out_dir.join("review.md")).unwrap_or_default()
+        );
+    });
+    let review = std::fs::read_to_string(out_dir.join("review.md")).unwrap();
+    assert!(review.contains(name), "{review}");
+    println!("through the binary (whole processes):");
+    for (what, t) in [
+        ("catalog update (fetched, unpacked)", fresh),
+        ("catalog update (expired, 304)", revalidated),
+        ("search (the feed's copy)", search),
+        ("catalog check (all entries)", check),
+        ("pull-request job, 1 entry changed", action),
+    ] {
+        println!("{what:<36} {:>9.1} ms", t.as_secs_f64() * 1000.0);
     }
 }
 

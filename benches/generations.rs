@@ -41,6 +41,7 @@ fn python() -> PathBuf {
 fn hp(home: &Path, url: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hermes-plugins"));
     cmd.env("HERMES_HOME", home)
+        .env("HERMES_PLUGINS_CATALOG", "none")
         .env("HERMES_PLUGINS_PYTHON", python())
         .env("HERMES_PLUGINS_NOW", NOW)
         .env("HERMES_PLUGINS_INDEX_URL", url)

@@ -24,6 +24,7 @@ fn ours(world_dir: &Path, plugins: &[PathBuf], index: &str, py: &Path) -> Comman
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hermes-plugins"));
     cmd.env("HERMES_PLUGINS_NOW", synthetic::NOW)
         .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("HERMES_PLUGINS_CATALOG", "none")
         .args(["resolve", "--json", "--home"])
         .arg(world_dir.join("home"))
         .args(["--index-url", index])

@@ -85,7 +85,8 @@ pub enum CatalogAction {
     )]
     Update {
         /// Catalog: a git URL (`#subdir`) or a JSON feed URL; repeatable [default:
-        /// $HERMES_PLUGINS_CATALOG, space-separated]
+        /// $HERMES_PLUGINS_CATALOG, space-separated, else the
+        /// official feed Hermes reads; `none`: no catalog]
         #[arg(long = "catalog", value_name = "URL")]
         catalogs: Vec<PathBuf>,
     },
@@ -113,7 +114,8 @@ pub struct SearchArgs {
     /// Words to look for in names, descriptions, tags and tool names
     pub query: String,
     /// Catalog: a directory, a git URL (`#subdir`) or a JSON feed URL; repeatable, the first
-    /// listed has precedence [default: $HERMES_PLUGINS_CATALOG, space-separated]
+    /// listed has precedence [default: $HERMES_PLUGINS_CATALOG, space-separated, else the
+    /// official feed Hermes reads; `none`: no catalog]
     #[arg(long = "catalog", value_name = "DIR|URL")]
     pub catalogs: Vec<PathBuf>,
 }
@@ -143,10 +145,15 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
     match &args.action {
         CatalogAction::Update { catalogs } => {
             let layout = crate::home::Layout::new(&super::manage::home(global));
-            let values = super::manage::required_catalog_values(catalogs)?;
+            let values = super::manage::required_catalog_values(catalogs)?.values;
             let mut updated = Vec::new();
             for value in &values {
-                let dir = super::manage::catalog_dir(value, &layout, true, global)?;
+                let dir = super::manage::catalog_dir(
+                    value,
+                    &layout,
+                    super::manage::Refresh::Now,
+                    global,
+                )?;
                 let entries =
                     crate::source::catalog::entry_files(&dir).map_or(0, |files| files.len());
                 updated.push(serde_json::json!({
@@ -320,11 +327,12 @@ pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> 
 /// name in a catalog of higher precedence left out.
 pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let layout = crate::home::Layout::new(&super::manage::home(global));
-    let values = super::manage::required_catalog_values(&args.catalogs)?;
+    let values = super::manage::required_catalog_values(&args.catalogs)?.values;
     let mut entries: Vec<catalog::entry::Entry> = Vec::new();
     let mut origin: std::collections::HashMap<String, String> = Default::default();
     for value in &values {
-        let dir = super::manage::catalog_dir(value, &layout, false, global)?;
+        let dir =
+            super::manage::catalog_dir(value, &layout, super::manage::Refresh::WhenStale, global)?;
         // A catalog that is not there is an error, never "no entry matches".
         if !dir.is_dir() {
             return Err(CliError::usage(format!(

@@ -49,7 +49,8 @@ impl EnvVars {
     pub const UV_NO_INDEX: &'static str = "UV_NO_INDEX";
     /// `--offline`, as uv reads it.
     pub const UV_OFFLINE: &'static str = "UV_OFFLINE";
-    /// `--catalog`: a directory, a git URL (`#subdir`) or a JSON feed URL.
+    /// `--catalog`: directories, git URLs (`#subdir`) or JSON feeds, space-separated; unset or
+    /// empty, the official feed; `none`, no catalog.
     pub const HERMES_PLUGINS_CATALOG: &'static str = "HERMES_PLUGINS_CATALOG";
     /// Seconds a remote catalog's cached copy is used before it is refreshed (default 6 h).
     pub const HERMES_PLUGINS_CATALOG_TTL: &'static str = "HERMES_PLUGINS_CATALOG_TTL";

@@ -15,6 +15,7 @@ use crate::manager::{Context, LockMode, ManagerError};
 use crate::resolve::engine::IndexConfig;
 use crate::resolve::quarantine::DEFAULT_DAYS;
 use crate::source::FetchOptions;
+use crate::source::remote_catalog::OFFICIAL_FEED;
 use crate::state::settings::Settings;
 
 use super::conflict::print_conflict;
@@ -33,7 +34,8 @@ pub struct EnvArgs {
     pub resolver: ResolverArgs,
     /// Catalog for catalog names and the kill list: a directory, a git URL (`#subdir`) or a
     /// JSON feed URL; repeatable, the first listed has precedence [default:
-    /// $HERMES_PLUGINS_CATALOG, space-separated]
+    /// $HERMES_PLUGINS_CATALOG, space-separated, else the
+    /// official feed Hermes reads; `none`: no catalog]
     #[arg(long = "catalog", value_name = "DIR|URL")]
     pub catalogs: Vec<PathBuf>,
     /// Publish plugins whose requires_hermes excludes this core's version (recorded per
@@ -105,7 +107,12 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
             .write(&settings_path)
             .map_err(|e| CliError::coded(super::Code::Io, e.to_string()))?;
     }
-    let catalogs = catalog_dirs(&env.catalogs, &layout, false, global)?;
+    let (catalogs, catalog_unreachable) = catalog_dirs(
+        &env.catalogs,
+        &layout,
+        Refresh::from_offline(env.resolver.offline),
+        global,
+    )?;
     Ok(Context {
         layout,
         profile: global.profile.clone(),
@@ -121,6 +128,7 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
                 .ok()
                 .filter(|s| !s.is_empty()),
             catalogs,
+            catalog_unreachable,
         },
         wheel_limits: wheel_limits()?,
         lock_wait: lock_wait(global),
@@ -135,72 +143,192 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
     })
 }
 
-/// The catalogs configured, in their order of precedence: the `--catalog` flags given, else
-/// `HERMES_PLUGINS_CATALOG` split at whitespace (like uv's `UV_INDEX`); a value given twice
-/// counts once.
-pub fn catalog_values(flags: &[PathBuf]) -> Vec<PathBuf> {
-    let mut values: Vec<PathBuf> = if flags.is_empty() {
-        std::env::var_os(EnvVars::HERMES_PLUGINS_CATALOG)
+/// The catalogs a command reads, in their order of precedence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Catalogs {
+    /// The `--catalog` flags given, else `HERMES_PLUGINS_CATALOG` split at whitespace (like
+    /// uv's `UV_INDEX`; a value given twice counts once), else the official feed; empty when
+    /// the value is `none`.
+    pub values: Vec<PathBuf>,
+    /// Nothing was configured: `values` is [`OFFICIAL_FEED`] alone, as Hermes itself reads it.
+    pub official: bool,
+}
+
+/// The catalogs configured by `flags` and the environment (see [`Catalogs`]). `none` turns
+/// catalogs off (the official one included); listing it beside others is a usage error.
+pub fn catalog_values(flags: &[PathBuf]) -> Result<Catalogs, CliError> {
+    let (mut values, origin): (Vec<PathBuf>, &str) = if flags.is_empty() {
+        let from_env = std::env::var_os(EnvVars::HERMES_PLUGINS_CATALOG)
             .map(|v| {
                 v.to_string_lossy()
                     .split_ascii_whitespace()
                     .map(PathBuf::from)
                     .collect()
             })
-            .unwrap_or_default()
+            .unwrap_or_default();
+        (from_env, EnvVars::HERMES_PLUGINS_CATALOG)
     } else {
-        flags.to_vec()
+        (flags.to_vec(), "--catalog")
     };
+    if values.is_empty() {
+        return Ok(Catalogs {
+            values: vec![PathBuf::from(OFFICIAL_FEED)],
+            official: true,
+        });
+    }
+    if values.iter().any(|v| v.as_os_str() == "none") {
+        if values.len() > 1 {
+            return Err(CliError::usage(format!(
+                "{origin}: `none` turns every catalog off and cannot be listed with others (a directory called none is ./none)"
+            )));
+        }
+        values.clear();
+    }
     let mut seen = std::collections::HashSet::new();
     values.retain(|v| seen.insert(v.clone()));
-    values
+    Ok(Catalogs {
+        values,
+        official: false,
+    })
 }
 
-/// [`catalog_values`] for a command that needs at least one catalog: none is a usage error.
-pub fn required_catalog_values(flags: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
-    let values = catalog_values(flags);
-    if values.is_empty() {
+/// [`catalog_values`] for a command that needs at least one catalog: `none` is a usage error.
+pub fn required_catalog_values(flags: &[PathBuf]) -> Result<Catalogs, CliError> {
+    let catalogs = catalog_values(flags)?;
+    if catalogs.values.is_empty() {
         return Err(CliError::usage(
-            "no catalog configured: pass --catalog DIR|URL (repeatable) or set HERMES_PLUGINS_CATALOG",
+            "no catalog: HERMES_PLUGINS_CATALOG=none turns catalogs off; pass --catalog DIR|URL (repeatable)",
         ));
     }
-    Ok(values)
+    Ok(catalogs)
 }
 
 /// Every configured catalog ([`catalog_values`] of `flags`) as a local directory, in order
-/// (see [`catalog_dir`]); the first that cannot be had is the error — a catalog whose kill
-/// list is unknown is never skipped.
+/// (see [`catalog_dir`]); the first that cannot be had is the error — a configured catalog
+/// whose kill list is unknown is never skipped. The official catalog, read only because none
+/// is configured, is the exception: when it cannot be fetched and no copy is kept, the
+/// command goes on with a warning that its kill list was not consulted, and the reason is
+/// kept (the second value) for a catalog name to be refused with.
 pub fn catalog_dirs(
     flags: &[PathBuf],
     layout: &Layout,
-    force: bool,
+    refresh: Refresh,
     global: &GlobalArgs,
-) -> Result<Vec<PathBuf>, CliError> {
-    catalog_values(flags)
+) -> Result<(Vec<PathBuf>, Option<String>), CliError> {
+    let catalogs = catalog_values(flags)?;
+    if catalogs.official {
+        return match fetch_catalog(&catalogs.values[0], layout, refresh, global) {
+            Ok(dir) => Ok((vec![dir], None)),
+            Err(Unavailable::Fetch(reason)) => {
+                global.printer.warning(&format!(
+                    "{reason}: its kill list was not consulted (set HERMES_PLUGINS_CATALOG=none to use no catalog, or --catalog DIR|URL for another)"
+                ));
+                Ok((Vec::new(), Some(reason)))
+            }
+            Err(Unavailable::Other(e)) => Err(e),
+        };
+    }
+    let dirs = catalogs
+        .values
         .iter()
-        .map(|value| catalog_dir(value, layout, force, global))
-        .collect()
+        .map(|value| catalog_dir(value, layout, refresh, global))
+        .collect::<Result<_, _>>()?;
+    Ok((dirs, None))
+}
+
+/// The official catalog's copy when one is kept, fetching nothing; configured catalogs as
+/// [`catalog_dirs`] has them. For commands that only read the home (`list`, `show`): they
+/// mark removed plugins from the copy at hand and never wait on the network for the default.
+pub fn cached_catalog_dirs(layout: &Layout, global: &GlobalArgs) -> Result<Vec<PathBuf>, CliError> {
+    let catalogs = catalog_values(&[])?;
+    if catalogs.official {
+        let location = crate::source::remote_catalog::Location::Feed(OFFICIAL_FEED.to_string());
+        return Ok(
+            crate::source::remote_catalog::cached(&location, &layout.catalog_cache())
+                .into_iter()
+                .collect(),
+        );
+    }
+    Ok(catalog_dirs(&[], layout, Refresh::WhenStale, global)?.0)
 }
 
 /// The catalog `value` names (`--catalog`, `HERMES_PLUGINS_CATALOG`) as a local directory:
-/// a directory as it is; a git URL or a JSON feed fetched into `pm/cache/catalogs` when its
-/// copy is older than `HERMES_PLUGINS_CATALOG_TTL` seconds (default 6 h) or `force`. A refresh
+/// a directory as it is; a git URL or a JSON feed fetched into `pm/cache/catalogs` as `refresh`
+/// says (older than `HERMES_PLUGINS_CATALOG_TTL` seconds, default 6 h; now; never). A refresh
 /// that fails with a copy at hand is a warning naming the copy's age; without one, an error.
 pub fn catalog_dir(
     value: &Path,
     layout: &Layout,
-    force: bool,
+    refresh: Refresh,
     global: &GlobalArgs,
 ) -> Result<PathBuf, CliError> {
+    fetch_catalog(value, layout, refresh, global).map_err(|e| match e {
+        Unavailable::Fetch(message) if value.as_os_str() == OFFICIAL_FEED => CliError::coded(
+            super::Code::Network,
+            format!(
+                "{message}; no copy of it is kept. Pass --catalog DIR|URL to use another catalog, or set HERMES_PLUGINS_CATALOG=none to use none"
+            ),
+        ),
+        Unavailable::Fetch(message) => CliError::coded(super::Code::Network, message),
+        Unavailable::Other(e) => e,
+    })
+}
+
+/// When a remote catalog's copy is fetched again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refresh {
+    /// When older than the TTL.
+    WhenStale,
+    /// Now (`catalog update`).
+    Now,
+    /// Never (`--offline`): the copy at hand, whatever its age; none is a fetch failure.
+    Never,
+}
+
+impl Refresh {
+    /// [`Refresh::Never`] under `--offline`, else [`Refresh::WhenStale`].
+    pub fn from_offline(offline: bool) -> Refresh {
+        if offline {
+            Refresh::Never
+        } else {
+            Refresh::WhenStale
+        }
+    }
+}
+
+/// Why [`fetch_catalog`] has no directory: the network (with nothing cached), or anything else.
+enum Unavailable {
+    Fetch(String),
+    Other(CliError),
+}
+
+/// [`catalog_dir`] with a fetch failure kept apart from the rest.
+fn fetch_catalog(
+    value: &Path,
+    layout: &Layout,
+    refresh: Refresh,
+    global: &GlobalArgs,
+) -> Result<PathBuf, Unavailable> {
     use crate::source::remote_catalog::{self, Location, RemoteCatalogError};
     let location = match value.to_str() {
         Some(text) => Location::parse(text),
         None => Location::Dir(value.to_path_buf()),
     };
+    if refresh == Refresh::Never && matches!(location, Location::Git { .. } | Location::Feed(_)) {
+        return remote_catalog::cached(&location, &layout.catalog_cache()).ok_or_else(|| {
+            Unavailable::Fetch(format!(
+                "--offline: no copy of the catalog {} is kept (`catalog update` fetches one)",
+                crate::text::redact_credentials(&value.to_string_lossy())
+            ))
+        });
+    }
     let ttl = match std::env::var(EnvVars::HERMES_PLUGINS_CATALOG_TTL) {
-        Ok(v) if !v.is_empty() => remote_catalog::parse_ttl(&v).map_err(CliError::usage)?,
+        Ok(v) if !v.is_empty() => {
+            remote_catalog::parse_ttl(&v).map_err(|e| Unavailable::Other(CliError::usage(e)))?
+        }
         _ => remote_catalog::DEFAULT_TTL,
     };
+    let force = refresh == Refresh::Now;
     match remote_catalog::materialize(&location, &layout.catalog_cache(), ttl, force) {
         Ok(found) => {
             if let Some(warning) = &found.warning {
@@ -208,12 +336,11 @@ pub fn catalog_dir(
             }
             Ok(found.dir)
         }
-        Err(e @ RemoteCatalogError::Fetch { .. }) => {
-            Err(CliError::coded(super::Code::Network, e.to_string()))
-        }
-        Err(e @ RemoteCatalogError::Cache { .. }) => {
-            Err(CliError::coded(super::Code::Io, e.to_string()))
-        }
+        Err(e @ RemoteCatalogError::Fetch { .. }) => Err(Unavailable::Fetch(e.to_string())),
+        Err(e @ RemoteCatalogError::Cache { .. }) => Err(Unavailable::Other(CliError::coded(
+            super::Code::Io,
+            e.to_string(),
+        ))),
     }
 }
 
@@ -256,7 +383,7 @@ pub fn wheel_limits() -> Result<WheelLimits, CliError> {
 pub fn read_context(global: &GlobalArgs) -> Result<Context, CliError> {
     let home = home(global);
     let layout = Layout::new(&home);
-    let catalogs = catalog_dirs(&[], &layout, false, global)?;
+    let catalogs = cached_catalog_dirs(&layout, global)?;
     Ok(Context {
         layout,
         profile: global.profile.clone(),
@@ -270,6 +397,7 @@ pub fn read_context(global: &GlobalArgs) -> Result<Context, CliError> {
         fetch: FetchOptions {
             github_base: None,
             catalogs,
+            catalog_unreachable: None,
         },
         wheel_limits: WheelLimits::default(),
         lock_wait: lock_wait(global),

@@ -85,6 +85,9 @@ fn fetch(
             ManagerError::coded(Code::NotFound, g.to_string())
         }
         source::FetchError::Git(g) => ManagerError::environment(g),
+        source::FetchError::Catalog(c @ source::catalog::CatalogError::Unreachable { .. }) => {
+            ManagerError::coded(Code::Network, c.to_string())
+        }
         source::FetchError::Catalog(c) => ManagerError::Usage(c.to_string()),
         other => ManagerError::Refused(other.to_string()),
     })

@@ -333,7 +333,7 @@ pub fn check_removed_source(
     let (name, repo) = match spec {
         SourceSpec::Catalog { name } => (
             Some(name.clone()),
-            crate::source::catalog::lookup(&cx.fetch.catalogs, name)
+            crate::source::catalog::lookup(&cx.fetch, name)
                 .ok()
                 .map(|pin| pin.repo),
         ),

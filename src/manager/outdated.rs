@@ -75,7 +75,7 @@ fn plugin_status(cx: &Context, p: &InstalledPlugin) -> PluginStatus {
         return row;
     }
     match &p.source.spec {
-        SourceSpec::Catalog { name } => match catalog::lookup(&cx.fetch.catalogs, name) {
+        SourceSpec::Catalog { name } => match catalog::lookup(&cx.fetch, name) {
             Ok(pin) => row.latest = Some(pin.sha),
             Err(e) => row.note = Some(e.to_string()),
         },

@@ -34,11 +34,22 @@ pub struct CatalogPin {
 /// Why an entry could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
-    /// No catalog configured.
+    /// Catalogs turned off (`none`).
     #[error(
-        "`{0}` is a catalog name, but no catalog is configured: pass --catalog DIR|URL or set HERMES_PLUGINS_CATALOG"
+        "`{0}` is a catalog name, but catalogs are turned off (HERMES_PLUGINS_CATALOG=none): pass --catalog DIR|URL"
     )]
     NoCatalog(String),
+    /// The official catalog, used because none is configured, cannot be fetched and no copy
+    /// of it is kept.
+    #[error(
+        "`{name}` is a catalog name, but {reason}: pass --catalog DIR|URL to use another catalog"
+    )]
+    Unreachable {
+        /// Name asked for.
+        name: String,
+        /// Why the official catalog is missing (its URL and the fetch's failure).
+        reason: String,
+    },
     /// No entry has that name.
     #[error("no entry named `{name}` in the catalog {dir}")]
     NotFound {
@@ -137,9 +148,16 @@ fn read_pin(file: &Path) -> Result<Option<CatalogPin>, CatalogError> {
 /// Looks `name` up in the configured catalogs, in their order of precedence: the first
 /// catalog with an entry of that name gives it (a later catalog's entry of the same name is
 /// shadowed, never merged). Within a catalog, `<name>.yaml` is read first, then every entry.
-pub fn lookup(dirs: &[PathBuf], name: &str) -> Result<CatalogPin, CatalogError> {
+pub fn lookup(options: &super::FetchOptions, name: &str) -> Result<CatalogPin, CatalogError> {
+    let dirs = &options.catalogs;
     if dirs.is_empty() {
-        return Err(CatalogError::NoCatalog(name.to_string()));
+        return Err(match &options.catalog_unreachable {
+            Some(reason) => CatalogError::Unreachable {
+                name: name.to_string(),
+                reason: reason.clone(),
+            },
+            None => CatalogError::NoCatalog(name.to_string()),
+        });
     }
     for dir in dirs {
         if let Some(pin) = lookup_in(dir, name)? {

@@ -26,6 +26,9 @@ pub struct FetchOptions {
     /// catalog's cached copy, in their order of precedence: the first with an entry of a
     /// name gives it; every catalog's kill list applies.
     pub catalogs: Vec<PathBuf>,
+    /// Set when no catalog is configured and the official one (the default) cannot be had:
+    /// why, so that a catalog name is refused with the reason rather than "none configured".
+    pub catalog_unreachable: Option<String>,
 }
 
 /// Provenance of an installed plugin (SRC-3), as recorded in `installed.json`.
@@ -163,7 +166,7 @@ pub fn fetch(
             if rev.is_some() {
                 return Err(FetchError::RefOnCatalog(name.clone()));
             }
-            let pin = catalog::lookup(&options.catalogs, name)?;
+            let pin = catalog::lookup(options, name)?;
             let checkout = git::clone_at(&pin.repo, Some(&pin.sha), &checkout_dir, progress)?;
             let dir = contained_subdir(&checkout_dir, pin.subdir.as_deref())?;
             Ok(Fetched {

@@ -21,6 +21,11 @@ use super::git;
 /// How long a cached remote catalog is used without refreshing (Hermes's feed TTL).
 pub const DEFAULT_TTL: Duration = Duration::from_secs(6 * 60 * 60);
 
+/// The catalog Hermes itself reads (`hermes_cli/plugin_catalog.py`'s `LIVE_CATALOG_URL`): the
+/// default when no catalog is configured.
+pub const OFFICIAL_FEED: &str =
+    "https://hermes-agent.nousresearch.com/docs/api/plugin-catalog.json";
+
 /// The most a feed may weigh.
 const MAX_FEED_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -169,6 +174,22 @@ pub fn materialize(
             }),
         },
     }
+}
+
+/// The copy of a remote catalog kept under `cache`, without fetching anything: `None` when
+/// there is none (a local directory or feed file is never cached here).
+pub fn cached(location: &Location, cache: &Path) -> Option<PathBuf> {
+    let subdir = match location {
+        Location::Git { subdir, .. } => subdir.as_deref(),
+        Location::Feed(_) => None,
+        Location::Dir(_) | Location::FeedFile(_) => return None,
+    };
+    let slot = cache.join(slot_name(location));
+    age_of(&slot)?;
+    Some(match subdir {
+        Some(sub) => slot.join(sub),
+        None => slot,
+    })
 }
 
 /// A refresh's failure: the network (fall back to the cache) or the cache itself (fail).

@@ -33,6 +33,8 @@ pub fn bin() -> Command {
     cmd.env("HERMES_PLUGINS_NO_CORE", "1");
     cmd.env_remove("HERMES_PLUGINS_DEBUG");
     cmd.env("NO_COLOR", "1");
+    // No catalog unless a test names one: the official feed is not reachable from CI.
+    cmd.env("HERMES_PLUGINS_CATALOG", "none");
     // The tests' indexes are on 127.0.0.1: never through a proxy from the environment.
     cmd.env("NO_PROXY", "127.0.0.1,localhost");
     cmd

@@ -152,7 +152,7 @@ impl World {
             .env("NO_PROXY", "127.0.0.1,localhost")
             .env_remove("UV_INDEX_URL")
             .env_remove("HERMES_PLUGINS_FAULT")
-            .env_remove("HERMES_PLUGINS_CATALOG")
+            .env("HERMES_PLUGINS_CATALOG", "none")
             .env_remove("HERMES_PLUGINS_GITHUB")
             .args(args);
         c

@@ -188,7 +188,7 @@ def scenario(binary: Path, args, work: Path) -> int:
     hermes = venv / "bin/hermes"
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("HERMES_", "PYTHON", "UV_INDEX", "VIRTUAL_ENV"))}
-    env.update(HERMES_HOME=str(home), NO_COLOR="1", COLUMNS="200",
+    env.update(HERMES_HOME=str(home), NO_COLOR="1", COLUMNS="200", HERMES_PLUGINS_CATALOG="none",
                PATH="%s:%s" % (venv / "bin", os.environ.get("PATH", "")))
     bare = run([python, "-c", "import humanize"], env, check=False)
     expect(bare.returncode != 0, "the Hermes venv itself has no humanize", bare.stderr)

@@ -277,7 +277,7 @@ fn run_case(case: &corpus::Case) -> Result<(), String> {
         .env("HERMES_PLUGINS_LOCK_TIMEOUT", "10")
         .env("HERMES_PLUGINS_NO_CORE", "1")
         .env_remove("HERMES_PLUGINS_CORE")
-        .env_remove("HERMES_PLUGINS_CATALOG")
+        .env("HERMES_PLUGINS_CATALOG", "none")
         .env_remove("HERMES_PLUGINS_DEBUG")
         .env_remove("HERMES_PLUGINS_FAULT")
         .stdin(std::process::Stdio::null());

@@ -825,3 +825,89 @@ fn an_empty_subdir_is_the_repository_root() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(c.w.json(&["list"])["plugins"][0]["key"], "rooted");
 }
+
+/// With no catalog configured, the catalog is the official feed Hermes itself reads. Reached
+/// here through an HTTPS proxy on loopback that records what it is asked for and refuses (the
+/// real host is not reachable from CI): a catalog name fails with exit 3 naming the feed and
+/// `--catalog`; a path installs, with a warning that the kill list was not consulted; `list`
+/// asks nothing of the network; `HERMES_PLUGINS_CATALOG=none` turns catalogs off.
+#[test]
+fn the_official_feed_is_the_default_catalog() {
+    use std::io::{BufRead, BufReader, Write};
+    let c = Cat::new();
+    c.repo("forecast", &[]);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy = format!("http://{}", listener.local_addr().unwrap());
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = asked.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut line = String::new();
+            let _ = BufReader::new(&stream).read_line(&mut line);
+            seen.lock().unwrap().push(line.trim().to_string());
+            let _ = (&stream).write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    let run = |args: &[&str], catalog: Option<&str>| {
+        let mut cmd = c.w.cmd(args);
+        cmd.env("HTTPS_PROXY", &proxy).env("https_proxy", &proxy);
+        match catalog {
+            Some(value) => cmd.env("HERMES_PLUGINS_CATALOG", value),
+            None => cmd.env_remove("HERMES_PLUGINS_CATALOG"),
+        };
+        outcome(&mut cmd)
+    };
+    let official = "https://hermes-agent.nousresearch.com/docs/api/plugin-catalog.json";
+
+    let (code, _, err) = run(&["install", "forecast"], None);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains(official) && err.contains("--catalog DIR|URL"),
+        "{err}"
+    );
+    assert_eq!(
+        asked.lock().unwrap().as_slice(),
+        ["CONNECT hermes-agent.nousresearch.com:443 HTTP/1.1"]
+    );
+    // `search` and `catalog update` need the catalog: the same error, naming the way out.
+    for args in [&["search", "forecast"][..], &["catalog", "update"][..]] {
+        let (code, _, err) = run(args, None);
+        assert_eq!(code, Some(3), "{args:?}: {err}");
+        assert!(err.contains("HERMES_PLUGINS_CATALOG=none"), "{err}");
+    }
+    assert_eq!(asked.lock().unwrap().len(), 3);
+
+    // A path needs no catalog: installed, with the kill list's absence said.
+    let dir = c.mirror.join("acme/forecast");
+    let (code, _, err) = run(&["install", dir.to_str().unwrap()], None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("kill list was not consulted"), "{err}");
+    assert_eq!(asked.lock().unwrap().len(), 4);
+    // `--offline`: the copy at hand or nothing, never the network.
+    let (code, _, err) = run(
+        &["install", dir.to_str().unwrap(), "--replace", "--offline"],
+        None,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("--offline: no copy of the catalog"), "{err}");
+    assert_eq!(asked.lock().unwrap().len(), 4);
+    // Reading the home never waits on the default catalog.
+    let (code, out, err) = run(&["list"], None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("forecast"), "{out}");
+    assert_eq!(asked.lock().unwrap().len(), 4);
+
+    // `none`: no catalog, nothing asked.
+    let (code, _, err) = run(&["install", "forecast"], Some("none"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("HERMES_PLUGINS_CATALOG=none"), "{err}");
+    let (code, _, err) = run(&["search", "forecast", "--catalog", "none"], None);
+    assert_eq!(code, Some(2), "{err}");
+    let (code, _, err) = run(
+        &["search", "x", "--catalog", "none", "--catalog", "./c"],
+        None,
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("cannot be listed with others"), "{err}");
+    assert_eq!(asked.lock().unwrap().len(), 4);
+}

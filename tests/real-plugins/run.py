@@ -127,8 +127,9 @@ def log(msg):
 def base_env(user_home: Path):
     """A clean environment: nothing of the caller's HERMES_*/UV_*/PYTHON* (so the real PyPI
     is used: HERMES_PLUGINS_INDEX_URL, UV_INDEX_URL, UV_FIND_LINKS, UV_OFFLINE... are unset),
-    HOME a throwaway directory."""
-    return truth.clean_env(HOME=str(user_home))
+    HOME a throwaway directory, and no catalog (the plugins come from paths; the official one is
+    not reachable from CI)."""
+    return truth.clean_env(HOME=str(user_home), HERMES_PLUGINS_CATALOG="none")
 
 
 def run_cmd(argv, env, cwd, timeout):

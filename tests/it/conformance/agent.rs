@@ -842,6 +842,7 @@ fn hermes_says(w: &World, hermes: &Path, args: &[&str]) -> (Option<i32>, String,
         .current_dir(w.tmp.path())
         .env("HERMES_HOME", &w.home)
         .env("HERMES_PLUGINS_INDEX_URL", w.index.url())
+        .env("HERMES_PLUGINS_CATALOG", "none")
         .env("HERMES_PLUGINS_NO_CORE", "1")
         .env("HERMES_PLUGINS_NOW", NOW)
         .env("NO_PROXY", "127.0.0.1,localhost")
