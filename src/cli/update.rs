@@ -54,6 +54,11 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     if args.all && !args.names.is_empty() {
         return Err(CliError::usage("give plugin names or --all, not both"));
     }
+    if !args.grant.is_empty() && args.names.is_empty() {
+        return Err(CliError::usage(
+            "--grant applies to the plugins named: give their names (it is not taken with --all)",
+        ));
+    }
     let cx = manage::context(&args.env, global, !args.dry_run)?;
     let mut feedback = StderrFeedback::new(global);
     let grants = GrantFlags {

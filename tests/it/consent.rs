@@ -1219,3 +1219,43 @@ fn category_plugins_keep_hermes_keys_and_taken_keys_are_refused() {
     // The same source again is a re-install, not a clash.
     w.ok(&["install", &file_url(&first)]);
 }
+
+/// `update NAME --grant CAP` takes the plugin by its manifest name as well as by its key
+/// (`cap_up` in a category directory is keyed `image_gen/capup`): the capability the new version declares is granted, never
+/// dropped silently; `--grant` with `--all` (no plugin named) is a usage error.
+#[test]
+fn update_grant_takes_the_plugin_by_name_or_key() {
+    let w = World::new();
+    // In a category directory the key is `image_gen/capup`, the manifest name `cap_up`.
+    let at = |files: Vec<(String, String)>| -> Vec<(String, String)> {
+        files
+            .into_iter()
+            .map(|(path, text)| (format!("image_gen/capup/{path}"), text))
+            .collect()
+    };
+    let dir = repo_with(&w, "capup", &at(files("cap_up", "1.0.0", "", &["go"])));
+    let source = format!("{}#image_gen/capup", file_url(&dir));
+    w.ok(&["install", &source, "--enable", "--yes-deps"]);
+    assert_eq!(listed_keys(&w), ["image_gen/capup"]);
+    commit(
+        &dir,
+        &at(files(
+            "cap_up",
+            "1.1.0",
+            "capabilities:\n  - llm.model_override\n",
+            &["go"],
+        )),
+        "v1.1",
+    );
+    let (code, _, err) = w.run(&["update", "--all", "--yes", "--grant", "llm.model_override"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--grant applies to the plugins named"),
+        "{err}"
+    );
+    w.ok(&["update", "cap_up", "--yes", "--grant", "llm.model_override"]);
+    assert_eq!(
+        w.json(&["env"])["plugins"][0]["granted_capabilities"],
+        serde_json::json!(["llm.model_override"])
+    );
+}

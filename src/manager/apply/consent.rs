@@ -114,7 +114,13 @@ pub(super) fn consent(
                     .get(profile)
                     .is_some_and(|s| s.enabled.contains(&key))
             });
-            let targeted = profile == &cx.profile && change.grants.targets.contains(&key);
+            // A target may be named by key or by manifest name, as on the command line.
+            let targeted = profile == &cx.profile
+                && change
+                    .grants
+                    .targets
+                    .iter()
+                    .any(|t| installed.find(t).is_some_and(|p| p.key == key));
             let updated = diffs.contains_key(&key);
             let declared = manifests.of(&key).clone();
             let origin = consent_step::grant_origin(&record.source);
