@@ -15,8 +15,6 @@ use crate::package::manifest::Manifest;
 
 static ENV_NAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Z][A-Z0-9_]*$").expect("valid regex"));
-static CLAUSE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*(>=|<=|==|!=|>|<)?\s*(.*?)\s*$").expect("valid regex"));
 
 /// Runs the manifest-field rules.
 pub fn check(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
@@ -139,75 +137,42 @@ fn required_fields(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// VAL-3: every clause of a `requires_hermes` spec parses, and no floor is a date (CalVer).
+/// VAL-3: every clause of a `requires_hermes` spec parses (as `enable` will read it:
+/// [`crate::package::requires_hermes`]), and no floor is a date (CalVer).
 pub fn check_requires_hermes(spec: &Spanned<String>, file: &str, out: &mut Vec<Diagnostic>) {
-    if spec.value.trim().is_empty() {
-        out.push(
-            Diagnostic::error(
-                CheckId::RequiresHermes,
-                file,
-                spec.pos,
-                "requires_hermes is empty",
-            )
-            .hint("Write a constraint such as `>=0.19, <1.0`, or remove the field."),
-        );
-        return;
-    }
-    for clause in spec.value.split(',') {
-        let clause = clause.trim();
-        if clause.is_empty() {
-            out.push(
-                Diagnostic::error(
-                    CheckId::RequiresHermes,
-                    file,
-                    spec.pos,
-                    "requires_hermes has an empty clause (two commas, or a trailing comma)",
-                )
-                .value(&spec.value),
-            );
-            continue;
-        }
-        let caps = CLAUSE
-            .captures(clause)
-            .expect("the clause pattern matches any text");
-        let op = caps.get(1).map_or(">=", |m| m.as_str());
-        let target = caps.get(2).map_or("", |m| m.as_str());
-        let Some(parts) = version_parts(target) else {
-            out.push(
-                Diagnostic::error(
-                    CheckId::RequiresHermes,
-                    file,
-                    spec.pos,
-                    format!("requires_hermes clause `{clause}` does not parse: expected an operator (>=, >, <=, <, ==, !=) and a version such as 0.19"),
-                )
-                .value(clause),
-            );
-            continue;
+    use crate::package::requires_hermes::{SpecError, clauses};
+    for clause in clauses(&spec.value) {
+        let clause = match clause {
+            Ok(c) => c,
+            Err(e) => {
+                let d = Diagnostic::error(CheckId::RequiresHermes, file, spec.pos, e.to_string());
+                out.push(match &e {
+                    SpecError::Empty => {
+                        d.hint("Write a constraint such as `>=0.19, <1.0`, or remove the field.")
+                    }
+                    SpecError::EmptyClause => d.value(&spec.value),
+                    SpecError::Clause(text) => d.value(text),
+                });
+                if e == SpecError::Empty {
+                    return;
+                }
+                continue;
+            }
         };
-        if matches!(op, ">=" | ">" | "==") && parts.first().is_some_and(|major| *major >= 1900) {
+        let major = clause.version.release().first().copied().unwrap_or(0);
+        if matches!(clause.op, ">=" | ">" | "==") && major >= 1900 {
             out.push(
                 Diagnostic::error(
                     CheckId::RequiresHermes,
                     file,
                     spec.pos,
-                    format!("requires_hermes clause `{clause}` is a date-like (CalVer) floor; Hermes versions are 0.x.y, so it can never be satisfied"),
+                    format!("requires_hermes clause `{}{}` is a date-like (CalVer) floor; Hermes versions are 0.x.y, so it can never be satisfied", clause.op, clause.version),
                 )
-                .value(clause)
+                .value(format!("{}{}", clause.op, clause.version))
                 .hint("Use the Hermes release you need, e.g. `>=0.19`."),
             );
         }
     }
-}
-
-/// The numeric release of a version as Hermes reads it: `v` prefix and `-`/`+` suffix dropped,
-/// every dot-separated segment numeric.
-fn version_parts(text: &str) -> Option<Vec<u64>> {
-    let text = text.trim().trim_start_matches('v');
-    let release = text.split(['-', '+']).next()?;
-    if release.is_empty() {
-        return None;
-    }
-    release.split('.').map(|p| p.parse::<u64>().ok()).collect()
 }
 
 fn env_names(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {

@@ -12,6 +12,7 @@ pub mod fields;
 pub mod manifest;
 pub mod pip;
 pub mod portable;
+pub mod requires_hermes;
 
 use std::collections::HashMap;
 use std::io;

@@ -894,6 +894,54 @@ fn requires_hermes_is_checked_against_the_core() {
     assert_eq!(code, Some(0), "{doc:#}");
 }
 
+/// `requires_hermes` is read at enable exactly as `validate` reads it: `v0.19` (which validate
+/// accepts) is the floor 0.19 and publishes on a 0.19 core; a spec neither can read is refused
+/// naming the way past it, and `--ignore-requires-hermes` is that way.
+#[test]
+fn requires_hermes_is_read_at_enable_as_validate_reads_it() {
+    let w = World::new();
+    let core_arg = core_checkout(&w, "0.19.0");
+    let prefixed = plugin_repo(&w, "prefixed", "1.0.0", "requires_hermes: \"v0.19\"\n");
+    let (code, _, err) = w.run(&["validate", prefixed.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, doc) = with_core(
+        &w,
+        &[
+            "install",
+            &file_url(&prefixed),
+            "--enable",
+            "--core",
+            &core_arg,
+        ],
+    );
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["generation"]["published"], true, "{doc:#}");
+
+    let unreadable = plugin_repo(&w, "unreadable", "1.0.0", "requires_hermes: \"~=0.19\"\n");
+    let url = file_url(&unreadable);
+    let (code, _, err) = w.run(&["validate", unreadable.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    let (code, doc) = with_core(&w, &["install", &url, "--enable"]);
+    assert_ne!(code, Some(0), "{doc:#}");
+    let message = doc["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("does not parse") || message.contains("~=0.19"),
+        "{doc:#}"
+    );
+    let (code, doc) = with_core(
+        &w,
+        &[
+            "install",
+            &url,
+            "--replace",
+            "--enable",
+            "--ignore-requires-hermes",
+        ],
+    );
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["generation"]["published"], true, "{doc:#}");
+}
+
 /// A plugin is judged against the core's Hermes version at every publication: one whose ctx
 /// calls only upstream main accepts is refused with the call in the message; one already
 /// published when the core changes under it is kept out of the new generation, and the

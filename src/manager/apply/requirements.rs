@@ -19,23 +19,6 @@ use crate::generation::doc::GenerationDoc;
 use crate::manager::{Context, Feedback, ManagerError};
 use crate::state::installed::Installed;
 
-/// `requires_hermes` as PEP 440 specifiers: clauses without an operator are floors (`0.19`
-/// means `>=0.19`), as the validator reads them.
-fn hermes_specifiers(spec: &str) -> Result<VersionSpecifiers, String> {
-    let clauses: Vec<String> = spec
-        .split(',')
-        .map(str::trim)
-        .map(|c| {
-            if c.starts_with(|ch: char| ch.is_ascii_digit()) {
-                format!(">={c}")
-            } else {
-                c.to_string()
-            }
-        })
-        .collect();
-    VersionSpecifiers::from_str(&clauses.join(",")).map_err(|e| e.to_string())
-}
-
 /// Checks every plugin the generation holds; returns the keys whose `requires_hermes` was
 /// overridden now (the caller records the core version in `installed.json`).
 pub(super) fn check(
@@ -59,12 +42,6 @@ pub(super) fn check(
         let Some(version) = &core_version else {
             continue;
         };
-        let specifiers = hermes_specifiers(&spec).map_err(|e| {
-            ManagerError::coded(
-                Code::Invalid,
-                format!("`{key}`: requires_hermes `{spec}` cannot be read: {e}"),
-            )
-        })?;
         let parsed = Version::from_str(version).map_err(|e| {
             ManagerError::caused(
                 Code::Environment,
@@ -72,9 +49,13 @@ pub(super) fn check(
                 &e,
             )
         })?;
-        if specifiers.contains(&parsed) {
-            continue;
-        }
+        // A spec that cannot be read is answered like one that excludes the core: refused,
+        // unless --ignore-requires-hermes (validate reports it with the same reader).
+        let unreadable = match crate::package::requires_hermes::specifiers(&spec) {
+            Ok(specifiers) if specifiers.contains(&parsed) => continue,
+            Ok(_) => None,
+            Err(e) => Some(e),
+        };
         let recorded = installed
             .plugins
             .get(key)
@@ -95,6 +76,14 @@ pub(super) fn check(
             ));
             overridden.push((key.clone(), version.clone()));
             continue;
+        }
+        if let Some(e) = unreadable {
+            return Err(ManagerError::coded(
+                Code::Invalid,
+                format!(
+                    "`{key}`: {e} (`{spec}`): nothing was changed (pass --ignore-requires-hermes to publish it anyway)"
+                ),
+            ));
         }
         return Err(ManagerError::coded(
             Code::RequiresHermes,
@@ -257,20 +246,5 @@ fn unfitting_calls(dir: &std::path::Path, version: &str) -> String {
         "its ctx calls do not fit".to_string()
     } else {
         lines.join("; ")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn requires_hermes_reads_floors_and_clauses() {
-        let spec = hermes_specifiers(">=0.19, <1.0").unwrap();
-        assert!(spec.contains(&Version::from_str("0.19.0").unwrap()));
-        assert!(!spec.contains(&Version::from_str("1.0.0").unwrap()));
-        let floor = hermes_specifiers("0.20").unwrap();
-        assert!(!floor.contains(&Version::from_str("0.19.0").unwrap()));
-        assert!(hermes_specifiers(">=").is_err());
     }
 }
