@@ -1259,3 +1259,35 @@ fn update_grant_takes_the_plugin_by_name_or_key() {
         serde_json::json!(["llm.model_override"])
     );
 }
+
+/// A `config.yaml` that lists a plugin by its manifest name (`cap_up`) rather than its key
+/// (`image_gen/capup`) selects it; `disable` by key takes every entry that names it off the
+/// enabled list, so nothing is left selecting it (and `remove` likewise).
+#[test]
+fn disable_takes_a_plugin_listed_by_name_off_the_list() {
+    let w = World::new();
+    let at = |files: Vec<(String, String)>| -> Vec<(String, String)> {
+        files
+            .into_iter()
+            .map(|(path, text)| (format!("image_gen/capup/{path}"), text))
+            .collect()
+    };
+    let dir = repo_with(&w, "capup", &at(files("cap_up", "1.0.0", "", &["go"])));
+    w.ok(&["install", &format!("{}#image_gen/capup", file_url(&dir))]);
+    std::fs::write(
+        w.home.join("config.yaml"),
+        "plugins:\n  enabled:\n    - cap_up\n",
+    )
+    .unwrap();
+    w.ok(&["sync", "--yes-deps"]);
+    assert_eq!(w.json(&["env"])["plugins"].as_array().unwrap().len(), 1);
+    w.ok(&["disable", "image_gen/capup"]);
+    let config = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
+    assert!(!config.contains("- cap_up"), "{config}");
+    assert!(config.contains("image_gen/capup"), "{config}");
+    assert_eq!(
+        w.json(&["env"])["plugins"],
+        serde_json::json!([]),
+        "{config}"
+    );
+}

@@ -148,28 +148,34 @@ pub(super) fn select(
                 config_edit::enable(&state.text, name)
             }
             SelectionEdit::Disable(name) => {
+                let aliases = aliases_of(&state.enabled, installed, name);
                 state.enabled.remove(name);
                 state.disabled.insert(name.clone());
                 config_edit::disable(&state.text, name)
+                    .and_then(|text| forget_all(text, &aliases, &mut state.enabled))
             }
             SelectionEdit::Forget(name) => {
+                let aliases = aliases_of(&state.enabled, installed, name);
                 state.enabled.remove(name);
                 state.disabled.remove(name);
-                config_edit::forget(&state.text, name).and_then(|text| {
-                    // Removed: nothing it was granted survives for whatever comes next
-                    // under this name.
-                    let (text, revoked) = crate::consent::capabilities::revoke_all(&text, name)?;
-                    if !revoked.is_empty() {
-                        revocations.push(AuditEntry::now(
-                            profile.clone(),
-                            name.clone(),
-                            "revoke",
-                            revoked.into_iter().collect(),
-                            "remove",
-                        ));
-                    }
-                    Ok(text)
-                })
+                config_edit::forget(&state.text, name)
+                    .and_then(|text| forget_all(text, &aliases, &mut state.enabled))
+                    .and_then(|text| {
+                        // Removed: nothing it was granted survives for whatever comes next
+                        // under this name.
+                        let (text, revoked) =
+                            crate::consent::capabilities::revoke_all(&text, name)?;
+                        if !revoked.is_empty() {
+                            revocations.push(AuditEntry::now(
+                                profile.clone(),
+                                name.clone(),
+                                "revoke",
+                                revoked.into_iter().collect(),
+                                "remove",
+                            ));
+                        }
+                        Ok(text)
+                    })
             }
         };
         state.text = edited
@@ -229,4 +235,29 @@ pub(super) fn select(
         revocations,
         external,
     })
+}
+
+/// The other entries of a profile's enabled list that name the plugin keyed `key` — its
+/// manifest name, when `config.yaml` lists it by name — so that disabling or removing the
+/// plugin leaves none of them selecting it.
+fn aliases_of(enabled: &BTreeSet<String>, installed: &Installed, key: &str) -> Vec<String> {
+    enabled
+        .iter()
+        .filter(|entry| entry.as_str() != key)
+        .filter(|entry| installed.find(entry).is_some_and(|p| p.key == key))
+        .cloned()
+        .collect()
+}
+
+/// Removes each of `aliases` from both lists of `text` and from `enabled`.
+fn forget_all(
+    mut text: String,
+    aliases: &[String],
+    enabled: &mut BTreeSet<String>,
+) -> Result<String, config_edit::EditError> {
+    for alias in aliases {
+        text = config_edit::forget(&text, alias)?;
+        enabled.remove(alias);
+    }
+    Ok(text)
 }
