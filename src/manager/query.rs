@@ -83,15 +83,10 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
                 (true, false) => "enabled (pending sync)".to_string(),
                 (false, true) => "disabled (pending sync)".to_string(),
             };
-            let missing = if selected {
-                missing_env(cx, &p.store_key)
+            let text = if selected {
+                env_status(missing_env(cx, &p.store_key)).unwrap_or(text)
             } else {
-                Vec::new()
-            };
-            let text = if missing.is_empty() {
                 text
-            } else {
-                format!("disabled (missing: {})", missing.join(", "))
             };
             status.insert(profile.name.clone(), text);
         }
@@ -209,9 +204,10 @@ pub fn show(cx: &Context, name: &str) -> Result<ShowView, ManagerError> {
         store_path: dir,
         capabilities: caps.capabilities,
         consent: caps.consent,
-        status: (!missing.is_empty())
-            .then(|| format!("disabled (missing: {})", missing.join(", "))),
-        requires_env: MissingEnv { missing },
+        requires_env: MissingEnv {
+            missing: missing.as_ref().cloned().unwrap_or_default(),
+        },
+        status: env_status(missing),
         manifest,
         enabled_in,
         dependencies: DependenciesView {
@@ -241,7 +237,7 @@ pub fn env(cx: &Context) -> Result<EnvView, ManagerError> {
     for key in &selection.enabled {
         let Some(p) = doc.plugin(key) else { continue };
         let path = dir.join(&p.path);
-        let missing = missing_env(cx, &p.store_key);
+        let missing = missing_env(cx, &p.store_key)?;
         let mut entry = EnvPlugin {
             key: p.key.clone(),
             name: p.name.clone(),
@@ -557,20 +553,36 @@ pub fn collect_garbage(
 }
 
 /// Missing `requires_env` variables of a plugin (neither in the process environment nor in
-/// `<home>/.env`).
-pub fn missing_env(cx: &Context, store_key: &str) -> Vec<String> {
+/// `<home>/.env`). A `.env` that exists but cannot be read is an error, never "nothing
+/// set": what Hermes will see cannot be told (its writer refuses the same file).
+pub fn missing_env(cx: &Context, store_key: &str) -> Result<Vec<String>, ManagerError> {
     let store = match Store::open(cx.layout.store()) {
         Ok(s) => s,
-        Err(_) => return Vec::new(),
+        Err(_) => return Ok(Vec::new()),
     };
     let declared = super::consent_step::declared(&store.path_of(store_key));
-    let file = std::fs::read_to_string(cx.layout.env_file()).unwrap_or_default();
+    if declared.env.is_empty() {
+        return Ok(Vec::new());
+    }
+    let file = super::read_user_file(&cx.layout.env_file())?.unwrap_or_default();
     let known = crate::consent::env_file::parse(&file);
-    declared
+    Ok(declared
         .missing_env(&cx.env_names, &known)
         .into_iter()
         .map(|(n, ..)| n.clone())
-        .collect()
+        .collect())
+}
+
+/// A status for `list`/`show` from [`missing_env`]: `None` when nothing is missing.
+fn env_status(missing: Result<Vec<String>, ManagerError>) -> Option<String> {
+    match missing {
+        Ok(m) if m.is_empty() => None,
+        Ok(m) => Some(format!("disabled (missing: {})", m.join(", "))),
+        Err(e) => Some(format!(
+            "unknown ({}; requires_env cannot be checked)",
+            crate::exit::layers(&e).join(": ")
+        )),
+    }
 }
 
 /// `capabilities NAME`: each declared (or granted) capability with its risk and whether the

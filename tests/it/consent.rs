@@ -1291,3 +1291,42 @@ fn disable_takes_a_plugin_listed_by_name_off_the_list() {
         "{config}"
     );
 }
+
+/// A `.env` that cannot be read (here: not UTF-8, as a Latin-1 file is) is never shown as
+/// empty: `list` and `show` say the plugin's state is unknown and why, `env` fails naming the
+/// file, and `enable` (the writer) refuses it rather than writing over it.
+#[test]
+fn an_unreadable_env_file_is_said_never_read_as_empty() {
+    let w = World::new();
+    let extra = "requires_env:\n  - name: WEATHER_TOKEN\n    description: API token\n";
+    let dir = repo_with(
+        &w,
+        "weather",
+        &files("weather", "1.0.0", extra, &["forecast"]),
+    );
+    w.ok(&["install", &file_url(&dir), "--enable"]);
+    let env_file = w.home.join(".env");
+    std::fs::write(&env_file, b"WEATHER_TOKEN=caf\xe9\n").unwrap();
+    let listed = w.json(&["list"]);
+    let status = listed["plugins"][0]["status"]["default"].as_str().unwrap();
+    assert!(
+        status.starts_with("unknown (cannot read ") && status.contains(".env"),
+        "{status}"
+    );
+    let shown = w.json(&["show", "weather"]);
+    assert!(
+        shown["status"].as_str().unwrap().starts_with("unknown ("),
+        "{shown:#}"
+    );
+    let (code, _, err) = w.run(&["env"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains(".env"), "{err}");
+    w.ok(&["disable", "weather"]);
+    let (code, _, err) = w.run(&["enable", "weather"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("cannot read") && err.contains(".env"), "{err}");
+    assert_eq!(
+        std::fs::read(&env_file).unwrap(),
+        b"WEATHER_TOKEN=caf\xe9\n"
+    );
+}

@@ -118,7 +118,19 @@ fn held_back(
         .iter()
         .filter_map(|key| {
             let plugin = installed.plugins.get(key)?;
-            let missing = super::query::missing_env(cx, &plugin.store_key);
+            let missing = match super::query::missing_env(cx, &plugin.store_key) {
+                Ok(missing) => missing,
+                Err(e) => {
+                    return Some(HeldBack {
+                        plugin: key.clone(),
+                        reason: format!(
+                            "whether Hermes loads `{key}` cannot be told: {}",
+                            crate::exit::layers(&e).join(": ")
+                        ),
+                        missing_env: Vec::new(),
+                    });
+                }
+            };
             (!missing.is_empty()).then(|| HeldBack {
                 plugin: key.clone(),
                 reason: format!(
