@@ -232,7 +232,7 @@ pub fn disable(args: &DisableArgs, global: &GlobalArgs) -> Result<Status, CliErr
                 operation: format!("disable {key}"),
                 edits: vec![(cx.profile.clone(), SelectionEdit::Disable(key))],
                 installed: None,
-                deps: DepsConsent::Yes,
+                deps: DepsConsent::Pending,
                 grants: GrantFlags::default(),
                 accept_surface: false,
                 plan: PlanMode::Off,

@@ -911,7 +911,7 @@ pub fn remove(
             operation: format!("remove {key}"),
             edits,
             installed: Some(installed),
-            deps: DepsConsent::Yes,
+            deps: DepsConsent::Pending,
             grants: GrantFlags::default(),
             accept_surface: true,
             plan: PlanMode::Off,

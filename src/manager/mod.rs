@@ -38,6 +38,10 @@ pub enum DepsConsent {
     No,
     /// Ask (interactive) or refuse (non-interactive).
     Ask,
+    /// The change adds no plugin itself (`disable`, `remove`), so anything it would install
+    /// comes from a selection edited by hand and waiting for `sync`: asked (interactive) or
+    /// refused naming `sync --yes-deps`, never installed unasked.
+    Pending,
 }
 
 pub use crate::consent::prompt::{NoInput, Prompter};

@@ -1330,3 +1330,32 @@ fn an_unreadable_env_file_is_said_never_read_as_empty() {
         b"WEATHER_TOKEN=caf\xe9\n"
     );
 }
+
+/// `disable` and `remove` install nothing themselves: when `config.yaml` was edited by hand
+/// to enable a plugin whose dependencies were never consented to, they refuse (non-
+/// interactive) naming `sync --yes-deps` instead of installing those dependencies unasked.
+#[test]
+fn disable_and_remove_never_install_a_hand_edited_selection_unasked() {
+    let w = World::new();
+    let plain = repo_with(&w, "plain", &files("plain", "1.0.0", "", &["one"]));
+    let deps = "python_dependencies:\n  - \"weatherlib==1.0.0\"\n";
+    let heavy = repo_with(&w, "heavy", &files("heavy", "1.0.0", deps, &["two"]));
+    w.ok(&["install", &file_url(&plain), "--enable"]);
+    w.ok(&["install", &file_url(&heavy)]);
+    let before = w.current();
+    let text = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
+    let edited = text.replace("    - plain\n", "    - plain\n    - heavy\n");
+    assert_ne!(edited, text, "{text}");
+    std::fs::write(w.home.join("config.yaml"), &edited).unwrap();
+    for args in [&["disable", "plain"][..], &["remove", "plain"][..]] {
+        let (code, _, err) = w.run(args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("sync --yes-deps") && err.contains("weatherlib"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(w.current(), before, "{args:?}");
+    }
+    w.ok(&["sync", "--yes-deps"]);
+    w.ok(&["disable", "plain"]);
+}

@@ -109,7 +109,9 @@ pub(super) fn consent(
     let granted = match change.deps {
         DepsConsent::Yes => true,
         DepsConsent::No => false,
-        DepsConsent::Ask => prompter.confirm(&text, "Install these dependencies?"),
+        DepsConsent::Ask | DepsConsent::Pending => {
+            prompter.confirm(&text, "Install these dependencies?")
+        }
     };
     if !granted {
         let code = match change.deps {
@@ -117,10 +119,18 @@ pub(super) fn consent(
             _ => consent_step::consent_code(prompter),
         };
         let names: Vec<&str> = asks.iter().map(|(n, _, _)| n.as_str()).collect();
+        let way = match change.deps {
+            DepsConsent::Pending => format!(
+                "`{}` installs nothing itself: config.yaml enables {} by hand, not yet synced; run `hermes-plugins sync --yes-deps` to consent, or take them off the list",
+                change.operation,
+                names.join(", ")
+            ),
+            _ => "pass --yes-deps to consent in advance".to_string(),
+        };
         return Err(ManagerError::coded(
             code,
             format!(
-                "{text}dependency consent not given for {}: {NOTHING_CHANGED} (pass --yes-deps to consent in advance)",
+                "{text}dependency consent not given for {}: {NOTHING_CHANGED} ({way})",
                 names.join(", ")
             ),
         ));
