@@ -144,6 +144,7 @@ fn interactive(w: &World, args: &[&str], answers: &[(&str, &str)]) -> (i32, Stri
         .env("NO_COLOR", "1")
         .env_remove("HERMES_PLUGINS_CORE")
         .env("HERMES_PLUGINS_NO_CORE", "1")
+        .env("HERMES_PLUGINS_CATALOG", "none")
         .current_dir(repo())
         .output()
         .unwrap();
@@ -1358,4 +1359,37 @@ fn disable_and_remove_never_install_a_hand_edited_selection_unasked() {
     }
     w.ok(&["sync", "--yes-deps"]);
     w.ok(&["disable", "plain"]);
+}
+
+/// `requires_env` is asked for whenever a plugin comes into the selection, not only on a
+/// targeted `enable`: a `sync` of a `config.yaml` edited by hand asks on a terminal and
+/// writes `.env`.
+#[test]
+fn requires_env_is_asked_when_sync_brings_the_plugin() {
+    let w = World::new();
+    let extra = "requires_env:\n  - name: SYNC_TOKEN\n    description: API token\n";
+    let other = repo_with(&w, "other", &files("other", "1.0.0", "", &["one"]));
+    let dir = repo_with(&w, "needy", &files("needy", "1.0.0", extra, &["two"]));
+    w.ok(&["install", &file_url(&other), "--enable"]);
+    w.ok(&["install", &file_url(&dir)]);
+    let text = std::fs::read_to_string(w.home.join("config.yaml")).unwrap();
+    let edited = text.replace("    - other\n", "    - other\n    - needy\n");
+    assert_ne!(edited, text, "{text}");
+    std::fs::write(w.home.join("config.yaml"), &edited).unwrap();
+    let (code, transcript) = interactive(&w, &["sync", "--yes-deps"], &[("SYNC_TOKEN", "tok-1")]);
+    assert_eq!(code, 0, "{transcript}");
+    assert!(transcript.contains("API token"), "{transcript}");
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".env")).unwrap(),
+        "SYNC_TOKEN=\"tok-1\"\n"
+    );
+    let env = w.json(&["env"]);
+    assert!(
+        env["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["load"] != false),
+        "{env:#}"
+    );
 }

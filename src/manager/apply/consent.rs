@@ -146,7 +146,9 @@ pub(super) fn consent(
                     state.text = text;
                     granted
                 };
-            if targeted && !was_enabled && selection.enabled.contains(&key) {
+            // Asked whenever a plugin comes into the profile or changes — by `enable`, by a
+            // `sync` of a hand-edited selection, by `update` — not only when named.
+            if selection.enabled.contains(&key) && (!was_enabled || updated) {
                 consent_step::environment(
                     cx, profile, &key, &declared, prompter, feedback, decisions,
                 )?;
