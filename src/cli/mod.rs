@@ -380,6 +380,11 @@ pub fn main() -> ExitCode {
         Command::Search(args) => catalog::search(args, &cli.global),
         Command::Nix(args) => nix::run(args, &cli.global),
         Command::Build(args) => nix::build(args, &cli.global),
+        // Their output is a file in another format; `--json` (one JSON document) is refused
+        // rather than ignored.
+        Command::Completions(_) | Command::Man(_) if cli.global.printer.json() => Err(
+            CliError::usage("`man` and `completions` write roff and shell scripts; drop --json"),
+        ),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args, &cli.global),
         Command::Outdated(args) => outdated::run(args, &cli.global),

@@ -1214,6 +1214,20 @@ fn locked_and_frozen() {
     w.ok(&["enable", "news", "--frozen"]);
     assert_eq!(w.current(), Some(2));
     assert_eq!(lock_of(2), lock_of(1));
+    // The lock's resolution digest goes with it — and is never recorded empty: a generation
+    // that has none (written by an older version) passes on none.
+    let doc_path = |n: u64| w.pm().join(format!("generations/{n}/generation.json"));
+    let digest_of = |n: u64| common::read_json(&doc_path(n))["resolution_digest"].clone();
+    assert!(digest_of(1).as_str().is_some_and(|d| !d.is_empty()));
+    assert_eq!(digest_of(2), digest_of(1));
+    let mut doc = common::read_json(&doc_path(2));
+    doc.as_object_mut().unwrap().remove("resolution_digest");
+    std::fs::write(doc_path(2), serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    w.ok(&["disable", "news", "--frozen"]);
+    assert_eq!(w.current(), Some(3));
+    assert_eq!(digest_of(3), Value::Null);
+    w.ok(&["enable", "news", "--frozen"]);
+    assert_eq!(w.current(), Some(4));
 
     // weather 2.0 needs weatherlib 2: --frozen refuses (its requirements changed), --locked
     // refuses naming the version change; nothing is published.
@@ -1231,9 +1245,9 @@ fn locked_and_frozen() {
     let (code, _, err) = w.run(&["update", "weather", "--yes", "--locked"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("weatherlib 1.0.0 -> 2.0.0"), "{err}");
-    assert_eq!(w.current(), Some(2));
+    assert_eq!(w.current(), Some(4));
     w.ok(&["update", "weather", "--yes"]);
-    assert_eq!(w.current(), Some(3));
+    assert_eq!(w.current(), Some(5));
 }
 
 /// `outdated`: a git plugin against its branch head and newest tag, a local directory

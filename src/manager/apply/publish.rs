@@ -111,7 +111,7 @@ pub(super) fn publish(
         created: doc::created_at(cx.source_date_epoch),
         operation: operation.clone(),
         inputs_digest: digest,
-        resolution_digest: Some(resolution_digest.clone()),
+        resolution_digest: resolution_digest.clone(),
         index: Some(index_record(&cx.index)),
         core: core_identity(cx),
         python: PythonEnv {
@@ -145,7 +145,8 @@ pub(super) fn publish(
             reuse: current.and_then(|c| {
                 let python = crate::generation::reuse::Python {
                     asked: &cx.python,
-                    as_before: c.resolution_digest.as_deref() == Some(resolution_digest.as_str()),
+                    as_before: c.resolution_digest.is_some()
+                        && c.resolution_digest == resolution_digest,
                 };
                 crate::generation::reuse::reusable(
                     &cx.layout.generation(c.number),

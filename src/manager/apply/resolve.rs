@@ -17,8 +17,9 @@ use crate::store::Store;
 pub(super) struct Resolved {
     /// The lock the generation installs.
     pub lock: Lock,
-    /// Its resolution digest (recorded in `generation.json`).
-    pub digest: String,
+    /// Its resolution digest (recorded in `generation.json`): `None` only under `--frozen`
+    /// when the current generation records none — never an empty one.
+    pub digest: Option<String>,
     /// Each plugin's requirements, as resolved.
     pub inputs: Vec<PluginInput>,
 }
@@ -93,7 +94,7 @@ pub(super) fn resolve(
     );
     Ok(Resolved {
         lock,
-        digest,
+        digest: Some(digest),
         inputs: plugin_inputs,
     })
 }
@@ -159,7 +160,7 @@ fn frozen(
     }
     Ok(Resolved {
         lock: current.lock.clone(),
-        digest: current.resolution_digest.clone().unwrap_or_default(),
+        digest: current.resolution_digest.clone(),
         inputs,
     })
 }
