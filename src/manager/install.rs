@@ -143,15 +143,7 @@ fn prepare(
         load_imports,
         blocking,
     } = validate(&staged, force)?;
-    let requirements = match &loaded.content {
-        Content::Native(n) => n
-            .declarations
-            .managed
-            .iter()
-            .map(|r| r.raw.clone())
-            .collect(),
-        Content::Portable(_) | Content::Pip(_) => Vec::new(),
-    };
+    let requirements = managed_requirements(&loaded);
     // Keyed as Hermes keys it where it would live: `<category>/<dir>` for a plugin from a
     // category directory (`plugins/image_gen/agnes`), else its manifest name. The staged
     // copy's directory is called `package`: a plugin without a manifest name is keyed by
@@ -327,6 +319,48 @@ fn nameless_key(fetched: &Fetched) -> String {
         .ok()
         .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default()
+}
+
+/// The Python requirements the package manager installs for a plugin (its manifest's).
+fn managed_requirements(loaded: &package::LoadedPackage) -> Vec<String> {
+    match &loaded.content {
+        Content::Native(n) => n
+            .declarations
+            .managed
+            .iter()
+            .map(|r| r.raw.clone())
+            .collect(),
+        Content::Portable(_) | Content::Pip(_) => Vec::new(),
+    }
+}
+
+/// The installed record of a plugin a generation holds but `installed.json` no longer has
+/// (removed since): `rollback` to that generation brings it back. Its store tree is read as
+/// install read it (requirements, Hermes patches, the releases it loads on); acceptances of
+/// security findings are not restored — the next update asks for them again.
+pub(super) fn record_from_generation(
+    plugin: &crate::generation::doc::GenPlugin,
+    tree: &Path,
+) -> Result<InstalledPlugin, ManagerError> {
+    let validated = validate(tree, true)?;
+    Ok(InstalledPlugin {
+        key: plugin.key.clone(),
+        name: plugin.name.clone(),
+        version: plugin.version.clone(),
+        kind: plugin.kind.clone(),
+        format: plugin.format.clone(),
+        source: plugin.source.clone(),
+        tree: plugin.tree.clone(),
+        store_key: plugin.store_key.clone(),
+        requirements: managed_requirements(&validated.loaded),
+        installed_at: jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string(),
+        requires_hermes_ignored_for: None,
+        core_patches: validated.core_patches,
+        loads_on: validated.loads_on,
+        accepted_findings: Vec::new(),
+    })
 }
 
 /// Moves a prepared package into the store (under the writer lock) and completes its record.

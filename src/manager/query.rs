@@ -418,11 +418,32 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
                     .collect()
             })
             .unwrap_or_default();
+        // External plugins (the profile's own plugins/ directory) as the target had them;
+        // one enabled since the current generation by hand, or bundled, is left alone.
+        let external_of = |d: &GenerationDoc| -> BTreeSet<String> {
+            d.profiles
+                .get(&name)
+                .map(|s| s.external.iter().cloned().collect())
+                .unwrap_or_default()
+        };
+        let selected_names: BTreeSet<String> = profiles
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.selected().cloned().collect())
+            .unwrap_or_default();
+        let want_external = external_of(&doc);
+        let have_external: BTreeSet<String> = external_of(&current_doc)
+            .union(&want_external)
+            .filter(|n| selected_names.contains(*n))
+            .cloned()
+            .collect();
+        let want_all: BTreeSet<String> = want.union(&want_external).cloned().collect();
+        let have_all: BTreeSet<String> = have.union(&have_external).cloned().collect();
         let mut new_text = text.clone();
-        for key in want.difference(&have) {
+        for key in want_all.difference(&have_all) {
             new_text = apply_edit(&new_text, &SelectionEdit::Enable(key.clone()), &config)?;
         }
-        for key in have.difference(&want) {
+        for key in have_all.difference(&want_all) {
             new_text = apply_edit(&new_text, &SelectionEdit::Disable(key.clone()), &config)?;
         }
         // Grants as the target recorded them, for every plugin either generation selects in
@@ -491,13 +512,21 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
             edits.push((config, new_text));
         }
     }
-    // Installed records of the target's plugins come back as they were.
+    // Installed records of the target's plugins come back as they were — those removed
+    // since included, read again from their store trees (which the target keeps alive).
     for p in &doc.plugins {
-        if let Some(record) = installed.plugins.get_mut(&p.key) {
-            record.source = p.source.clone();
-            record.tree = p.tree.clone();
-            record.store_key = p.store_key.clone();
-            record.version = p.version.clone();
+        match installed.plugins.get_mut(&p.key) {
+            Some(record) => {
+                record.source = p.source.clone();
+                record.tree = p.tree.clone();
+                record.store_key = p.store_key.clone();
+                record.version = p.version.clone();
+            }
+            None => {
+                let record =
+                    super::install::record_from_generation(p, &store.path_of(&p.store_key))?;
+                installed.plugins.insert(p.key.clone(), record);
+            }
         }
     }
     let mut tx =

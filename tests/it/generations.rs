@@ -1343,3 +1343,68 @@ fn outdated_plugins_and_packages() {
         "{out}"
     );
 }
+
+/// `rollback N` brings generation N back whole: a plugin removed since gets its installed
+/// record again (so the next `sync` keeps it), and the external plugins N had enabled (from
+/// `<home>/plugins`) are enabled again in `config.yaml`.
+#[test]
+fn rollback_restores_removed_plugins_and_external_ones() {
+    let w = World::new();
+    let keep = plugin_repo(&w, "keep", "1.0.0", "");
+    let gone = plugin_repo(&w, "gone", "1.0.0", "");
+    let ext = w.home.join("plugins").join("handmade");
+    std::fs::create_dir_all(&ext).unwrap();
+    std::fs::write(
+        ext.join("plugin.yaml"),
+        "name: handmade\nversion: 0.1.0\ndescription: put here by hand\n",
+    )
+    .unwrap();
+    std::fs::write(ext.join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
+    w.ok(&["install", &file_url(&keep), "--enable"]);
+    w.ok(&["install", &file_url(&gone), "--enable"]);
+    let config = w.home.join("config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("    - gone\n", "    - gone\n    - handmade\n"),
+    )
+    .unwrap();
+    w.ok(&["sync"]);
+    let target = w.current().unwrap();
+    let doc = common::read_json(&w.pm().join(format!("generations/{target}/generation.json")));
+    assert_eq!(
+        doc["profiles"]["default"]["external"],
+        serde_json::json!(["handmade"]),
+        "{doc:#}"
+    );
+
+    // Since then: `gone` removed, `handmade` taken off the list by hand.
+    w.ok(&["remove", "gone"]);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("    - handmade\n", "")).unwrap();
+    w.ok(&["sync"]);
+
+    w.ok(&["generations", "rollback", &target.to_string()]);
+    let installed = common::read_json(&w.pm().join("installed.json"));
+    let keys: Vec<&String> = installed["plugins"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["gone", "keep"], "{installed:#}");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        text.contains("- gone") && text.contains("- handmade"),
+        "{text}"
+    );
+    // The next sync keeps everything the rolled-back generation had.
+    w.ok(&["sync"]);
+    let now = w.current().unwrap();
+    let doc = common::read_json(&w.pm().join(format!("generations/{now}/generation.json")));
+    assert_eq!(
+        doc["profiles"]["default"]["enabled"],
+        serde_json::json!(["gone", "keep"]),
+        "{doc:#}"
+    );
+    assert_eq!(
+        doc["profiles"]["default"]["external"],
+        serde_json::json!(["handmade"]),
+        "{doc:#}"
+    );
+}
