@@ -1393,3 +1393,46 @@ fn requires_env_is_asked_when_sync_brings_the_plugin() {
         "{env:#}"
     );
 }
+
+/// CAP-3 across a disabled stretch: a capability the plugin stopped declaring in an update
+/// made while it was disabled is revoked when it is enabled again (audited), as an update of
+/// an enabled plugin revokes it; a capability it still declares stays granted.
+#[test]
+fn grants_of_capabilities_dropped_while_disabled_do_not_survive_re_enabling() {
+    let w = World::new();
+    let both = "capabilities:\n  - llm.model_override\n  - tools.override\n";
+    let dir = repo_with(&w, "shifty", &files("shifty", "1.0.0", both, &["go"]));
+    w.ok(&[
+        "install",
+        &file_url(&dir),
+        "--enable",
+        "--grant",
+        "llm.model_override",
+        "--grant",
+        "tools.override",
+    ]);
+    w.ok(&["disable", "shifty"]);
+    commit(
+        &dir,
+        &files(
+            "shifty",
+            "1.1.0",
+            "capabilities:\n  - tools.override\n",
+            &["go"],
+        ),
+        "v1.1",
+    );
+    w.ok(&["update", "shifty", "--yes"]);
+    w.ok(&["enable", "shifty"]);
+    assert_eq!(
+        w.json(&["env"])["plugins"][0]["granted_capabilities"],
+        serde_json::json!(["tools.override"])
+    );
+    let audit = std::fs::read_to_string(w.pm().join("audit.log")).unwrap();
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.contains("revoke") && l.contains("llm.model_override")),
+        "{audit}"
+    );
+}

@@ -137,7 +137,15 @@ pub(super) fn consent(
                         &state.text,
                         &declared.capabilities,
                         cap_changes(&key, true).as_ref(),
-                        &cap_changes(&key, false).unwrap_or_default(),
+                        &no_longer_declared(
+                            cx,
+                            store,
+                            profile,
+                            &key,
+                            &declared.capabilities,
+                            cap_changes(&key, false),
+                            !was_enabled && !recorded.granted.is_empty(),
+                        ),
                         targeted.then_some(&change.grants),
                         prompter,
                         feedback,
@@ -161,4 +169,40 @@ pub(super) fn consent(
         }
     }
     Ok(diffs)
+}
+
+/// CAP-3's "no longer declared": the capabilities an update of the plugin now stops
+/// declaring (`removed`, from its surface diff) — and, when it comes back into `profile`
+/// after a stretch disabled (`returning`), those it declared when the profile last had it
+/// enabled and does not declare now: an update while it was disabled has no surface diff,
+/// and its grants must not outlive the declaration. Read from the newest generation that
+/// selects it there (its store tree lives as long as that generation).
+fn no_longer_declared(
+    cx: &Context,
+    store: &crate::store::Store,
+    profile: &str,
+    key: &str,
+    declared: &BTreeSet<String>,
+    removed: Option<BTreeSet<String>>,
+    returning: bool,
+) -> BTreeSet<String> {
+    let mut out = removed.unwrap_or_default();
+    if !returning {
+        return out;
+    }
+    let layout = &cx.layout;
+    let then = crate::generation::current::numbers(layout)
+        .into_iter()
+        .rev()
+        .filter_map(|n| GenerationDoc::read(&layout.generation(n)).ok())
+        .find(|doc| {
+            doc.profiles
+                .get(profile)
+                .is_some_and(|s| s.enabled.iter().any(|k| k == key))
+        });
+    if let Some(plugin) = then.as_ref().and_then(|doc| doc.plugin(key)) {
+        let before = consent_step::declared(&store.path_of(&plugin.store_key)).capabilities;
+        out.extend(before.difference(declared).cloned());
+    }
+    out
 }
