@@ -321,6 +321,37 @@ fn nameless_key(fetched: &Fetched) -> String {
         .unwrap_or_default()
 }
 
+/// A dry run's additions to the content store, taken out again when it ends (created under
+/// the writer lock, dropped before it): planning reads the fetched trees from the store, and
+/// a dry run changes nothing — the store included.
+struct DryStore {
+    store: Store,
+    before: std::collections::BTreeSet<String>,
+}
+
+impl DryStore {
+    fn begin(cx: &Context, dry: bool) -> Result<Option<DryStore>, ManagerError> {
+        if !dry {
+            return Ok(None);
+        }
+        let store = Store::open(cx.layout.store())?;
+        let before = store
+            .list()
+            .map_err(|e| ManagerError::coded(Code::Io, e.to_string()))?
+            .into_iter()
+            .collect();
+        Ok(Some(DryStore { store, before }))
+    }
+}
+
+impl Drop for DryStore {
+    fn drop(&mut self) {
+        if let Err(e) = self.store.gc(&self.before) {
+            tracing::warn!("a dry run's trees stay in the store: {e}");
+        }
+    }
+}
+
 /// The Python requirements the package manager installs for a plugin (its manifest's).
 fn managed_requirements(loaded: &package::LoadedPackage) -> Vec<String> {
     match &loaded.content {
@@ -469,6 +500,7 @@ pub fn install(
     }
     let command = format!("install {}", request.spec.display());
     let _lock = super::begin_writing(cx, &command, feedback)?;
+    let _dry = DryStore::begin(cx, request.plan == PlanMode::Dry)?;
     refuse_taken_key(cx, &prepared.plugin, request.replace)?;
     refuse_module_clash(cx, &prepared.plugin.key)?;
     let requires_auth = prepared.requires_auth.clone();
@@ -806,6 +838,7 @@ pub fn update(
         ));
         attempt += 1;
     };
+    let _dry = DryStore::begin(cx, dry_run || *plan_mode == PlanMode::Dry)?;
     // Patches of Hermes internals a new version adds are asked before anything is stored.
     let mut plan_notes = Vec::new();
     for (key, old, prepared) in &fetched {

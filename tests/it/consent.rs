@@ -284,9 +284,18 @@ fn update_additions_need_yes() {
     assert_eq!(w.current(), current_before);
     assert_eq!(config(&w), config_before);
 
-    // --dry-run shows the same diff, changes nothing.
+    // --dry-run shows the same diff, changes nothing (the content store included).
+    let store_before: Vec<_> = std::fs::read_dir(w.pm().join("store"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     let dry = w.json(&["update", "news", "--dry-run"]);
     assert_eq!(dry["plugins"][0]["status"], "would-update");
+    let store_after: Vec<_> = std::fs::read_dir(w.pm().join("store"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(store_after.len(), store_before.len());
     let added: Vec<String> = dry["plugins"][0]["surface"]["added"]
         .as_array()
         .unwrap()
@@ -602,8 +611,14 @@ fn consent_plans_are_data_and_stale_plans_are_refused() {
         plan["items"][2]["installs"],
         serde_json::json!(["colorlib 2.0.0", "weatherlib 1.0.0"])
     );
-    // A dry run changes nothing, records nothing.
+    // A dry run changes nothing, records nothing — the content store included.
     assert_eq!(w.current(), None);
+    let stored = |w: &World| {
+        std::fs::read_dir(w.pm().join("store"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    assert_eq!(stored(&w), 0);
     assert_eq!(w.json(&["list"])["plugins"], serde_json::json!([]));
     assert!(!w.pm().join("settings.json").exists());
     assert!(!w.home.join("config.yaml").exists());
