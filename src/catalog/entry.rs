@@ -86,8 +86,6 @@ static SHA_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[0-9a-f]{40}$").expect("valid regex"));
 static SUBDIR_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z0-9._/-]+$").expect("valid regex"));
-static ENV_RE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[A-Z][A-Z0-9_]*$").expect("valid regex"));
 /// One `requires_hermes` clause as upstream's validator reads it: an operator and a version.
 static CLAUSE_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(>=|<=|==|!=|>|<)\s*\d+(\.\d+)*$").expect("valid regex"));
@@ -776,7 +774,7 @@ fn capabilities(sink: &mut Sink<'_>, node: &Node) -> Option<EntryCapabilities> {
             // Upstream accepts any string; a name the environment cannot carry is a warning.
             list.into_iter()
                 .inspect(|(name, pos)| {
-                    if !ENV_RE.is_match(name) {
+                    if !crate::package::fields::is_env_name(name) {
                         let upper: String = name
                             .chars()
                             .map(|c| {

@@ -2,17 +2,13 @@
 //! number), choices contain the default and match the type, secrets name their `.env`
 //! variable and never carry a value.
 
-use std::sync::LazyLock;
 
-use regex::Regex;
 
 use crate::diag::{CheckId, Diagnostic};
 use crate::located::{Dialect, Node, Value};
 use crate::package::Spanned;
 use crate::package::manifest::{ConfigField, ConfigType, Manifest};
 
-static ENV_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[A-Z][A-Z0-9_]*$").expect("valid regex"));
 
 /// Runs the config_schema rules.
 pub fn check(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
@@ -110,7 +106,7 @@ fn check_secret(field: &ConfigField, label: &str, file: &str, out: &mut Vec<Diag
             .value(key)
             .hint(format!("Add `env: {}`.", key.to_ascii_uppercase())),
         ),
-        Some(env) if !ENV_NAME.is_match(&env.value) => out.push(
+        Some(env) if !crate::package::fields::is_env_name(&env.value) => out.push(
             Diagnostic::error(
                 CheckId::ConfigSchema,
                 file,

@@ -3,9 +3,7 @@
 //! platforms.
 
 use std::collections::HashSet;
-use std::sync::LazyLock;
 
-use regex::Regex;
 
 use crate::diag::{CheckId, Diagnostic, did_you_mean};
 use crate::known;
@@ -13,8 +11,6 @@ use crate::located::Pos;
 use crate::package::Spanned;
 use crate::package::manifest::Manifest;
 
-static ENV_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[A-Z][A-Z0-9_]*$").expect("valid regex"));
 
 /// Runs the manifest-field rules.
 pub fn check(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
@@ -207,7 +203,7 @@ fn env_names(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
                     .hint("Write `secret: true` (hermes-plugins reads both)."),
                 );
             }
-            if !ENV_NAME.is_match(name) {
+            if !crate::package::fields::is_env_name(name) {
                 let upper: String = name
                     .chars()
                     .map(|c| {

@@ -229,3 +229,24 @@ fn quoting_hint(node: &Node, expected: &str, dialect: Dialect) -> Option<String>
         _ => None,
     }
 }
+
+/// Whether `name` is an environment variable name as manifests, config schemas and catalog
+/// entries must write it: UPPER_SNAKE_CASE (`^[A-Z][A-Z0-9_]*$`). The one home of the rule.
+pub fn is_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_uppercase())
+        && bytes.all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+#[cfg(test)]
+mod env_name_tests {
+    #[test]
+    fn upper_snake_case_only() {
+        for ok in ["A", "API_KEY", "X1_2", "A__"] {
+            assert!(super::is_env_name(ok), "{ok}");
+        }
+        for bad in ["", "_A", "1A", "api_key", "A-B", "A B", "ÄB"] {
+            assert!(!super::is_env_name(bad), "{bad}");
+        }
+    }
+}
