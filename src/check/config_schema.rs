@@ -2,13 +2,10 @@
 //! number), choices contain the default and match the type, secrets name their `.env`
 //! variable and never carry a value.
 
-
-
 use crate::diag::{CheckId, Diagnostic};
 use crate::located::{Dialect, Node, Value};
 use crate::package::Spanned;
 use crate::package::manifest::{ConfigField, ConfigType, Manifest};
-
 
 /// Runs the config_schema rules.
 pub fn check(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {

@@ -4,13 +4,11 @@
 
 use std::collections::HashSet;
 
-
 use crate::diag::{CheckId, Diagnostic, did_you_mean};
 use crate::known;
 use crate::located::Pos;
 use crate::package::Spanned;
 use crate::package::manifest::Manifest;
-
 
 /// Runs the manifest-field rules.
 pub fn check(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {

@@ -12,6 +12,7 @@
 mod admission;
 pub mod apply;
 pub mod consent_step;
+pub mod generations;
 pub mod install;
 pub mod outdated;
 pub mod plan;
