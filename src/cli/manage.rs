@@ -462,6 +462,7 @@ pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
         }
         ManagerError::Usage(m) => CliError::usage(m),
         ManagerError::Coded(code, m) => CliError::coded(code, m),
+        e @ ManagerError::NotConsented { .. } => CliError::coded(e.code(), e.to_string()),
         ManagerError::Caused {
             code,
             message,

@@ -583,10 +583,9 @@ pub fn install(
     );
     let applied = match applied {
         // CAP-6: refused dependency consent keeps the plugin installed and disabled.
-        Err(ManagerError::Coded(
-            code @ (Code::ConsentRequired | Code::ConsentRefused),
-            message,
-        )) if enable && !active => {
+        Err(ManagerError::NotConsented {
+            code, asked, way, ..
+        }) if enable && !active => {
             // Kept installed only if that needs no consent either (a profile listing it by
             // hand would enable it): otherwise the refusal stands and nothing changes.
             let kept = apply::apply(
@@ -604,19 +603,20 @@ pub fn install(
                 &mut super::NoInput,
                 feedback,
             );
-            if kept.is_err() {
-                return Err(ManagerError::Coded(code, message));
-            }
-            audit_acceptances(cx, &key, &accepted_now);
-            return Err(ManagerError::Coded(
+            let outcome = if kept.is_err() {
+                apply::NOTHING_CHANGED.to_string()
+            } else {
+                audit_acceptances(cx, &key, &accepted_now);
+                format!(
+                    "`{key}` is installed but not enabled; enable it with `hermes-plugins enable {key}`"
+                )
+            };
+            return Err(ManagerError::NotConsented {
                 code,
-                message.replace(
-                    apply::NOTHING_CHANGED,
-                    &format!(
-                        "`{key}` is installed but not enabled; enable it with `hermes-plugins enable {key}`"
-                    ),
-                ),
-            ));
+                asked,
+                outcome,
+                way,
+            });
         }
         other => other?,
     };

@@ -153,6 +153,21 @@ pub enum ManagerError {
     /// A failure with a specific code (its exit status follows from the code).
     #[error("{1}")]
     Coded(Code, String),
+    /// Consent that was needed and not given (`consent-required` with nobody to ask,
+    /// `consent-refused` when refused at a prompt): what was asked, what came of it (by
+    /// default [`apply::NOTHING_CHANGED`]; an operation that kept part of its work says so
+    /// here, as a field, never by rewriting the text) and the way past it.
+    #[error("{asked}: {outcome} ({way})")]
+    NotConsented {
+        /// `consent-required` or `consent-refused`.
+        code: Code,
+        /// What was asked, as shown.
+        asked: String,
+        /// What came of the operation.
+        outcome: String,
+        /// The flag or command that gives the consent.
+        way: String,
+    },
     /// A failure with a code and the errors that caused it (`Caused by:`, JSON `causes`).
     #[error("{message}")]
     Caused {
@@ -187,7 +202,9 @@ impl ManagerError {
             ManagerError::Refused(_) => Code::Refused,
             ManagerError::Conflict(_) => Code::Conflict,
             ManagerError::Usage(_) => Code::Usage,
-            ManagerError::Coded(code, _) | ManagerError::Caused { code, .. } => *code,
+            ManagerError::Coded(code, _)
+            | ManagerError::Caused { code, .. }
+            | ManagerError::NotConsented { code, .. } => *code,
         }
     }
 

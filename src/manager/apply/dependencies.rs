@@ -127,13 +127,15 @@ pub(super) fn consent(
             ),
             _ => "pass --yes-deps to consent in advance".to_string(),
         };
-        return Err(ManagerError::coded(
+        return Err(ManagerError::NotConsented {
             code,
-            format!(
-                "{text}dependency consent not given for {}: {NOTHING_CHANGED} ({way})",
+            asked: format!(
+                "{text}dependency consent not given for {}",
                 names.join(", ")
             ),
-        ));
+            outcome: NOTHING_CHANGED.to_string(),
+            way,
+        });
     }
     for (name, added, _) in asks {
         // Audited under the plugin's key (what `show --audit` looks up), not its name.
