@@ -33,3 +33,4 @@ pub mod source;
 pub mod state;
 pub mod store;
 pub mod text;
+pub mod validation;

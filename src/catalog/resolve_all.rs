@@ -150,6 +150,30 @@ fn bisect(
     Ok((lo, k))
 }
 
+/// A checked catalog's entries split into those that can be resolved and those that
+/// cannot: (name, file, the first error) for each of the latter, which [`resolve_all`]
+/// reports as failed without fetching them.
+pub fn usable(outcome: super::check::CheckOutcome) -> (Vec<Entry>, Vec<(String, PathBuf, String)>) {
+    let mut entries = Vec::new();
+    let mut unusable = Vec::new();
+    for (file, entry, findings) in outcome.entries {
+        match entry {
+            Some(e) => entries.push(e),
+            None => unusable.push((
+                file.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                file.clone(),
+                findings
+                    .iter()
+                    .find(|f| f.severity == crate::diag::Severity::Error)
+                    .map_or_else(|| "unusable entry".to_string(), |f| f.message.clone()),
+            )),
+        }
+    }
+    (entries, unusable)
+}
+
 /// Resolves every entry. `base` gives core, interpreter, index and quarantine; `git_cache`
 /// holds bare repositories reused across runs; `scratch` is an empty directory for the
 /// checkouts. Environment failures of the resolver are errors.

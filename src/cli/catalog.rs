@@ -1,6 +1,6 @@
 //! `catalog check | review | resolve-all` and `search`: the catalog reviewer's tools.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -143,184 +143,183 @@ fn render(
 /// Runs `catalog`.
 pub fn run(args: &CatalogArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     match &args.action {
-        CatalogAction::Update { catalogs } => {
-            let layout = crate::home::Layout::new(&super::manage::home(global));
-            let values = super::manage::required_catalog_values(catalogs)?.values;
-            let mut updated = Vec::new();
-            for value in &values {
-                let dir = super::manage::catalog_dir(
-                    value,
-                    &layout,
-                    super::manage::Refresh::Now,
-                    global,
-                )?;
-                let entries =
-                    crate::source::catalog::entry_files(&dir).map_or(0, |files| files.len());
-                updated.push(serde_json::json!({
-                    "catalog": value.to_string_lossy(),
-                    "directory": dir,
-                    "entries": entries,
-                }));
-                if !global.printer.json() {
-                    outln!(
-                        global.printer,
-                        "{}: {entries} entries in {}",
-                        crate::text::escape(&value.to_string_lossy()),
-                        dir.display()
-                    );
-                }
-            }
-            if global.printer.json() {
-                global.printer.document(
-                    super::json::Schema::CatalogUpdate,
-                    &serde_json::json!({ "catalogs": updated }),
-                );
-            }
-            Ok(Status::Ok)
-        }
+        CatalogAction::Update { catalogs } => update(catalogs, global),
         CatalogAction::Check {
             paths,
             format,
             strict,
-        } => {
-            for p in paths {
-                if !p.exists() {
-                    return Err(CliError::usage(format!(
-                        "{}: no such file or directory",
-                        p.display()
-                    )));
-                }
-            }
-            let outcome = catalog::check::check(paths);
-            let report = catalog::report::to_report(&outcome, *strict);
-            let format = if global.printer.json() {
-                OutputFormat::Json
-            } else {
-                *format
-            };
-            global.printer.rendered(
-                &render(&report, format, global, &catalog::finding::rules()),
-                true,
-            );
-            Ok(if report.summary.failed == 0 {
-                Status::Ok
-            } else {
-                Status::Failed
-            })
-        }
+        } => check(paths, *format, *strict, global),
         CatalogAction::Review {
             entry,
             base,
             format,
-        } => {
-            let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
-            let r =
-                review::review(entry, base.as_deref(), scratch.path()).map_err(|e| match e {
-                    review::ReviewError::Entry(m) => CliError::coded(super::Code::Invalid, m),
-                    review::ReviewError::Network(m) => CliError::coded(super::Code::Network, m),
-                    review::ReviewError::Fetch(m) => CliError::coded(super::Code::Invalid, m),
-                })?;
-            let format = if global.printer.json() {
-                ReviewFormat::Json
-            } else {
-                *format
-            };
-            let text = match format {
-                ReviewFormat::Human => review::human(&r),
-                ReviewFormat::Markdown => review::markdown(&r),
-                ReviewFormat::Json => super::json::text(super::json::Schema::Review, &r),
-                ReviewFormat::Github => report::github::render(&review::to_report(&r)),
-                ReviewFormat::Sarif => {
-                    report::sarif::render(&review::to_report(&r), &review::rules()) + "\n"
-                }
-            };
-            global.printer.rendered(
-                &text,
-                matches!(format, ReviewFormat::Json | ReviewFormat::Sarif),
-            );
-            Ok(if r.ok { Status::Ok } else { Status::Failed })
-        }
+        } => review_entry(entry, base.as_deref(), *format, global),
         CatalogAction::ResolveAll {
             dir,
             format,
             resolver,
-        } => {
-            let outcome = catalog::check::check(std::slice::from_ref(dir));
-            let mut entries: Vec<catalog::entry::Entry> = Vec::new();
-            let mut unusable = Vec::new();
-            for (file, entry, findings) in outcome.entries {
-                match entry {
-                    Some(e) => entries.push(e),
-                    None => unusable.push((
-                        file.file_stem()
-                            .map(|s| s.to_string_lossy().into_owned())
-                            .unwrap_or_default(),
-                        file.clone(),
-                        findings
-                            .iter()
-                            .find(|f| f.severity == crate::diag::Severity::Error)
-                            .map_or_else(|| "unusable entry".to_string(), |f| f.message.clone()),
-                    )),
-                }
-            }
-            if entries.is_empty() && unusable.is_empty() {
-                return Err(CliError::usage(format!(
-                    "{}: no catalog entries",
-                    dir.display()
-                )));
-            }
-            // A catalog is resolved against the core named here, never a home's settings.
-            let found = resolver.environment(&crate::state::settings::Settings::default())?;
-            let base = Request {
-                core: found.core,
-                extras: found.extras,
-                plugins: Vec::new(),
-                python: found.python,
-                cache_dir: crate::home::Layout::new(&home(global)).uv_cache(),
-                index: found.index,
-                quarantine_days: found.quarantine_days,
-                now: super::env_vars::now().map_err(CliError::usage)?,
-                previous: None,
-            };
-            let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
-            let git_cache = crate::home::Layout::new(&home(global)).git_cache();
-            let result = resolve_all::resolve_all(
-                &entries,
-                &unusable,
-                &base,
-                &git_cache,
-                scratch.path(),
-                // Progress is a log line: shown with -v, never with --quiet or on stdout.
-                &mut |m| tracing::info!("{m}"),
-            )
-            .map_err(|f| match f {
-                Failure::Environment(code, m, causes) => CliError::coded(code, m).caused_by(causes),
-                Failure::Conflict(c) => {
-                    CliError::coded(super::Code::Conflict, c.sentences.join("; "))
-                }
-            })?;
-            let format = if global.printer.json() {
-                ResolveAllFormat::Json
-            } else {
-                *format
-            };
-            let text = match format {
-                ResolveAllFormat::Human => resolve_all::human(&result),
-                ResolveAllFormat::Json => {
-                    super::json::text(super::json::Schema::ResolveAll, &result)
-                }
-                ResolveAllFormat::Github => resolve_all::github(&result),
-            };
-            global
-                .printer
-                .rendered(&text, matches!(format, ResolveAllFormat::Json));
-            Ok(if result.entries.iter().all(|e| e.ok) {
-                Status::Ok
-            } else {
-                Status::Failed
-            })
+        } => resolve_all_entries(dir, *format, resolver, global),
+    }
+}
+
+/// `catalog update`: every remote catalog fetched now.
+fn update(catalogs: &[PathBuf], global: &GlobalArgs) -> Result<Status, CliError> {
+    let layout = crate::home::Layout::new(&super::manage::home(global));
+    let values = super::manage::required_catalog_values(catalogs)?.values;
+    let mut updated = Vec::new();
+    for value in &values {
+        let dir = super::manage::catalog_dir(value, &layout, super::manage::Refresh::Now, global)?;
+        let entries = crate::source::catalog::entry_files(&dir).map_or(0, |files| files.len());
+        updated.push(serde_json::json!({
+            "catalog": value.to_string_lossy(),
+            "directory": dir,
+            "entries": entries,
+        }));
+        if !global.printer.json() {
+            outln!(
+                global.printer,
+                "{}: {entries} entries in {}",
+                crate::text::escape(&value.to_string_lossy()),
+                dir.display()
+            );
         }
     }
+    if global.printer.json() {
+        global.printer.document(
+            super::json::Schema::CatalogUpdate,
+            &serde_json::json!({ "catalogs": updated }),
+        );
+    }
+    Ok(Status::Ok)
+}
+
+/// `catalog check PATH...`: the entry rules, as a report.
+fn check(
+    paths: &[PathBuf],
+    format: OutputFormat,
+    strict: bool,
+    global: &GlobalArgs,
+) -> Result<Status, CliError> {
+    for p in paths {
+        if !p.exists() {
+            return Err(CliError::usage(format!(
+                "{}: no such file or directory",
+                p.display()
+            )));
+        }
+    }
+    let outcome = catalog::check::check(paths);
+    let report = catalog::report::to_report(&outcome, strict);
+    let format = if global.printer.json() {
+        OutputFormat::Json
+    } else {
+        format
+    };
+    global.printer.rendered(
+        &render(&report, format, global, &catalog::finding::rules()),
+        true,
+    );
+    Ok(if report.summary.failed == 0 {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
+}
+
+/// `catalog review ENTRY [--base OLD]`: the entry's pinned code fetched and reviewed.
+fn review_entry(
+    entry: &Path,
+    base: Option<&Path>,
+    format: ReviewFormat,
+    global: &GlobalArgs,
+) -> Result<Status, CliError> {
+    let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
+    let r = review::review(entry, base, scratch.path()).map_err(|e| match e {
+        review::ReviewError::Entry(m) => CliError::coded(super::Code::Invalid, m),
+        review::ReviewError::Network(m) => CliError::coded(super::Code::Network, m),
+        review::ReviewError::Fetch(m) => CliError::coded(super::Code::Invalid, m),
+    })?;
+    let format = if global.printer.json() {
+        ReviewFormat::Json
+    } else {
+        format
+    };
+    let text = match format {
+        ReviewFormat::Human => review::human(&r),
+        ReviewFormat::Markdown => review::markdown(&r),
+        ReviewFormat::Json => super::json::text(super::json::Schema::Review, &r),
+        ReviewFormat::Github => report::github::render(&review::to_report(&r)),
+        ReviewFormat::Sarif => {
+            report::sarif::render(&review::to_report(&r), &review::rules()) + "\n"
+        }
+    };
+    global.printer.rendered(
+        &text,
+        matches!(format, ReviewFormat::Json | ReviewFormat::Sarif),
+    );
+    Ok(if r.ok { Status::Ok } else { Status::Failed })
+}
+
+/// `catalog resolve-all DIR`: every entry resolved with core, alone and together.
+fn resolve_all_entries(
+    dir: &Path,
+    format: ResolveAllFormat,
+    resolver: &ResolverArgs,
+    global: &GlobalArgs,
+) -> Result<Status, CliError> {
+    let (entries, unusable) = resolve_all::usable(catalog::check::check(&[dir.to_path_buf()]));
+    if entries.is_empty() && unusable.is_empty() {
+        return Err(CliError::usage(format!(
+            "{}: no catalog entries",
+            dir.display()
+        )));
+    }
+    // A catalog is resolved against the core named here, never a home's settings.
+    let found = resolver.environment(&crate::state::settings::Settings::default())?;
+    let base = Request {
+        core: found.core,
+        extras: found.extras,
+        plugins: Vec::new(),
+        python: found.python,
+        cache_dir: crate::home::Layout::new(&home(global)).uv_cache(),
+        index: found.index,
+        quarantine_days: found.quarantine_days,
+        now: super::env_vars::now().map_err(CliError::usage)?,
+        previous: None,
+    };
+    let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
+    let git_cache = crate::home::Layout::new(&home(global)).git_cache();
+    let result = resolve_all::resolve_all(
+        &entries,
+        &unusable,
+        &base,
+        &git_cache,
+        scratch.path(),
+        // Progress is a log line: shown with -v, never with --quiet or on stdout.
+        &mut |m| tracing::info!("{m}"),
+    )
+    .map_err(|f| match f {
+        Failure::Environment(code, m, causes) => CliError::coded(code, m).caused_by(causes),
+        Failure::Conflict(c) => CliError::coded(super::Code::Conflict, c.sentences.join("; ")),
+    })?;
+    let format = if global.printer.json() {
+        ResolveAllFormat::Json
+    } else {
+        format
+    };
+    let text = match format {
+        ResolveAllFormat::Human => resolve_all::human(&result),
+        ResolveAllFormat::Json => super::json::text(super::json::Schema::ResolveAll, &result),
+        ResolveAllFormat::Github => resolve_all::github(&result),
+    };
+    global
+        .printer
+        .rendered(&text, matches!(format, ResolveAllFormat::Json));
+    Ok(if result.entries.iter().all(|e| e.ok) {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
 }
 
 /// Runs `search`: every configured catalog's entries, an entry shadowed by one of the same
