@@ -1,5 +1,5 @@
 //! Building a generation in its staging directory: the virtualenv with the lock installed
-//! (through [`super::install`]), the plugin links into the store, and `generation.json`.
+//! (through [`super::venv`]), the plugin links into the store, and `generation.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,7 @@ use uv_pep440::Version;
 pub use super::doc::plugin_path;
 use super::doc::{GenPlugin, GenerationDoc, PythonEnv};
 use super::faults;
-use super::install::{self, InstallRequest, Pin};
+use super::venv::{self, InstallRequest, Pin};
 use crate::resolve::engine::IndexConfig;
 use crate::resolve::lock::Lock;
 
@@ -121,7 +121,7 @@ pub fn build(
         };
         return finish(staging, doc);
     }
-    let installed = install::install(InstallRequest {
+    let installed = venv::install(InstallRequest {
         python: inputs.python.clone(),
         cache_dir: inputs.cache_dir.clone(),
         index: inputs.index.clone(),
@@ -162,7 +162,7 @@ pub fn build(
         executable: rel(&installed.python, PathBuf::from("venv/bin/python"))?,
         site_packages: rel(
             &installed.site_packages,
-            Path::new("venv").join(install::site_packages_relative(&installed.python_version)),
+            Path::new("venv").join(venv::site_packages_relative(&installed.python_version)),
         )?,
     };
     finish(staging, doc)

@@ -4,11 +4,11 @@
 //! crash never leaves anything half-done.
 //!
 //! - [`doc`]: `generation.json` (where things live is [`crate::home::Layout`]);
-//! - [`build`]: venv + lock install ([`install`], the uv-facing half) + plugin links, or the
+//! - [`build`]: venv + lock install ([`venv`], the uv-facing half) + plugin links, or the
 //!   current generation's venv carried over by hard links when the lock is the same
 //!   ([`reuse`]);
 //! - [`current`]: which generations exist and which one is current;
-//! - [`publish`]: the journaled transaction and the `current` switch; [`journal`]: recovery;
+//! - [`transaction`]: the journaled transaction and the `current` switch; [`journal`]: recovery;
 //! - [`gc`], [`verify`]; [`writer_lock`]; [`lease`]: readers' leases; [`faults`]: named crash
 //!   points for tests.
 
@@ -18,14 +18,14 @@ pub mod current;
 pub mod doc;
 pub mod faults;
 pub mod gc;
-#[cfg(feature = "manager")]
-pub mod install;
 pub mod journal;
 pub mod lease;
-pub mod publish;
 #[cfg(feature = "manager")]
 pub mod reuse;
 pub mod scratch;
+pub mod transaction;
+#[cfg(feature = "manager")]
+pub mod venv;
 #[cfg(feature = "manager")]
 pub mod verify;
 #[cfg(feature = "manager")]

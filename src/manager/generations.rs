@@ -12,7 +12,7 @@ use crate::exit::Code;
 use crate::generation::current;
 use crate::generation::doc::GenerationDoc;
 use crate::generation::gc::{self, GcReport};
-use crate::generation::publish::Transaction;
+use crate::generation::transaction::Transaction;
 use crate::state::config_edit;
 use crate::state::profiles;
 use crate::store::Store;

@@ -14,7 +14,7 @@ use crate::generation::build::{plugin_path, store_link};
 use crate::generation::doc::{
     GENERATION_FORMAT, GenPlugin, GenerationDoc, ProfileSelection, PythonEnv,
 };
-use crate::generation::install::{self, InstallRequest};
+use crate::generation::venv::{self, InstallRequest};
 use crate::resolve::engine::IndexConfig;
 use crate::resolve::lock::{Lock, LockPython};
 use crate::source::{Provenance, SourceSpec};
@@ -255,7 +255,7 @@ fn store_plugins(req: &BuildRequest, root: &Path) -> Result<Vec<GenPlugin>, Buil
 fn build_venv(
     req: &BuildRequest,
     root: &Path,
-) -> Result<(install::Installed, Option<Lock>), BuildError> {
+) -> Result<(venv::Installed, Option<Lock>), BuildError> {
     let cache = tempfile::Builder::new()
         .prefix("hermes-plugins-build-cache-")
         .tempdir()
@@ -299,7 +299,7 @@ fn build_venv(
             pin
         })
         .collect();
-    let installed = install::install(InstallRequest {
+    let installed = venv::install(InstallRequest {
         python: req.python.clone(),
         cache_dir: cache.path().to_path_buf(),
         index: IndexConfig::local_only(vec![wheels.display().to_string()], Default::default()),
@@ -323,7 +323,7 @@ fn document(
     req: &BuildRequest,
     root: &Path,
     plugins: Vec<GenPlugin>,
-    installed: &install::Installed,
+    installed: &venv::Installed,
     lock: Option<Lock>,
 ) -> GenerationDoc {
     let rel = |p: &Path| {
@@ -335,7 +335,7 @@ fn document(
         let r = rel(&installed.site_packages);
         if r.is_empty() {
             Path::new("venv")
-                .join(install::site_packages_relative(&installed.python_version))
+                .join(venv::site_packages_relative(&installed.python_version))
                 .display()
                 .to_string()
         } else {

@@ -12,7 +12,7 @@ use crate::consent::audit;
 use crate::exit::Code;
 use crate::generation::build::{self, BuildInputs};
 use crate::generation::doc::{self, GenPlugin, GenerationDoc, ProfileSelection, PythonEnv};
-use crate::generation::publish::Transaction;
+use crate::generation::transaction::Transaction;
 use crate::manager::consent_step::Decisions;
 use crate::manager::{Context, Feedback, ManagerError};
 
