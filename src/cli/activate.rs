@@ -6,9 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::json::Schema;
-use super::{CliError, Code, GlobalArgs, Status};
 use crate::agent::activate::{self, ActivateError, Target};
+use crate::exit::{Code, Status};
 use crate::state::settings::{CoreSetting, Settings};
 
 /// Arguments of `activate` and `deactivate`.

@@ -8,9 +8,11 @@ use crate::catalog::{self, resolve_all, review};
 use crate::report;
 use crate::resolve::{Failure, Request};
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::manage::{ResolverArgs, home};
 use super::validate::OutputFormat;
-use super::{CliError, GlobalArgs, Status};
+use crate::exit::Status;
 
 /// Arguments of `catalog`.
 #[derive(Debug, Args)]
@@ -235,9 +237,9 @@ fn review_entry(
 ) -> Result<Status, CliError> {
     let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
     let r = review::review(entry, base, scratch.path()).map_err(|e| match e {
-        review::ReviewError::Entry(m) => CliError::coded(super::Code::Invalid, m),
-        review::ReviewError::Network(m) => CliError::coded(super::Code::Network, m),
-        review::ReviewError::Fetch(m) => CliError::coded(super::Code::Invalid, m),
+        review::ReviewError::Entry(m) => CliError::coded(crate::exit::Code::Invalid, m),
+        review::ReviewError::Network(m) => CliError::coded(crate::exit::Code::Network, m),
+        review::ReviewError::Fetch(m) => CliError::coded(crate::exit::Code::Invalid, m),
     })?;
     let format = if global.printer.json() {
         ReviewFormat::Json
@@ -300,7 +302,9 @@ fn resolve_all_entries(
     )
     .map_err(|f| match f {
         Failure::Environment(code, m, causes) => CliError::coded(code, m).caused_by(causes),
-        Failure::Conflict(c) => CliError::coded(super::Code::Conflict, c.sentences.join("; ")),
+        Failure::Conflict(c) => {
+            CliError::coded(crate::exit::Code::Conflict, c.sentences.join("; "))
+        }
     })?;
     let format = if global.printer.json() {
         ResolveAllFormat::Json

@@ -10,8 +10,10 @@ use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 use clap_complete::engine::CompletionCandidate;
 
+use super::Cli;
 use super::env_vars::EnvVars;
-use super::{Cli, CliError, Status};
+use super::error::CliError;
+use crate::exit::Status;
 
 /// Answers a shell's completion request when `COMPLETE` is set (and exits); otherwise
 /// returns and the command line is parsed as usual.

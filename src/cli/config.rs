@@ -7,9 +7,11 @@ use crate::home::Layout;
 use crate::manager;
 use crate::state::settings::{CoreSetting, KEYS, Settings, SettingsError};
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::json::Schema;
 use super::manage::{self, StderrFeedback};
-use super::{CliError, Code, GlobalArgs, Status};
+use crate::exit::{Code, Status};
 
 /// Arguments of `config`.
 #[derive(Debug, Args)]

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::CliError;
 use super::env_vars::EnvVars;
+use super::error::CliError;
 use crate::resolve::engine::IndexConfig;
 use crate::resolve::inputs::{self, CoreInputs};
 use crate::resolve::quarantine::DEFAULT_DAYS;
@@ -168,7 +168,7 @@ impl ResolverArgs {
                 .map(|python| Some(CoreSetting::Installed { python }))
                 .ok_or_else(|| {
                     CliError::coded(
-                        super::Code::NotFound,
+                        crate::exit::Code::NotFound,
                         "--core installed: there is no `hermes` command on PATH (name the interpreter: --core installed:PYTHON)",
                     )
                 });
@@ -181,7 +181,7 @@ impl ResolverArgs {
                 path: std::path::absolute(&path).unwrap_or(path),
             })),
             CoreSetting::Checkout { path } => Err(CliError::coded(
-                super::Code::NotFound,
+                crate::exit::Code::NotFound,
                 format!(
                     "--core {}: no such directory or interpreter",
                     path.display()
@@ -356,7 +356,7 @@ fn load_core(loaded: Result<CoreInputs, inputs::InputError>) -> Result<CoreInput
     loaded.map_err(|e| match e {
         inputs::InputError::UnknownExtra { .. } => CliError::usage(e.to_string()),
         inputs::InputError::Installed { .. } => {
-            CliError::coded(super::Code::Interpreter, e.to_string())
+            CliError::coded(crate::exit::Code::Interpreter, e.to_string())
         }
         other => CliError::environment(other.to_string()),
     })
@@ -388,7 +388,7 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
                 ))
             })?;
             crate::resolve::engine::find_interpreter(text).map_err(|e| {
-                CliError::coded(super::Code::Interpreter, format!(
+                CliError::coded(crate::exit::Code::Interpreter, format!(
                     "{e} (pass a path, a name on PATH such as python3, or a version such as 3.11)"
                 ))
             })
@@ -401,7 +401,7 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
             })
             .ok_or_else(|| {
                 CliError::coded(
-                    super::Code::Interpreter,
+                    crate::exit::Code::Interpreter,
                     "no Python interpreter found: pass --python or set HERMES_PLUGINS_PYTHON",
                 )
             }),

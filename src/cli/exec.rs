@@ -9,8 +9,10 @@ use crate::agent;
 use crate::generation::lease::Lease;
 use crate::home::Layout;
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::manage;
-use super::{CliError, GlobalArgs, Status};
+use crate::exit::Status;
 
 /// Arguments of `exec`.
 #[derive(Debug, Args)]

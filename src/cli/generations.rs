@@ -5,9 +5,11 @@ use serde_json::json;
 
 use crate::manager::{self, query};
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::json::Schema;
 use super::manage::{self, StderrFeedback};
-use super::{CliError, GlobalArgs, Status};
+use crate::exit::Status;
 
 /// Arguments of `generations`.
 #[derive(Debug, Args)]

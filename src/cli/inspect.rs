@@ -6,9 +6,11 @@ use serde_json::json;
 
 use crate::manager::query;
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::json::Schema;
 use super::manage;
-use super::{CliError, GlobalArgs, Status};
+use crate::exit::Status;
 
 /// Arguments of `list`.
 #[derive(Debug, Args)]

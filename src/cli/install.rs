@@ -7,8 +7,10 @@ use serde_json::json;
 use crate::manager::{self, DepsConsent, install::InstallRequest};
 use crate::source::spec;
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::manage::{self, EnvArgs, StderrFeedback, TerminalPrompter};
-use super::{CliError, GlobalArgs, Status};
+use crate::exit::Status;
 
 /// Arguments of `install`.
 #[derive(Debug, Args)]

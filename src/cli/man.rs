@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory};
 
-use super::{Cli, CliError, GlobalArgs, Status};
+use super::Cli;
+use super::error::CliError;
+use super::global::GlobalArgs;
+use crate::exit::Status;
 
 /// Arguments of `man`.
 #[derive(Debug, Args)]
@@ -89,7 +92,7 @@ fn ascii_roff(text: &str) -> String {
 fn write_all(command: &clap::Command, dir: &Path) -> Result<usize, CliError> {
     std::fs::create_dir_all(dir).map_err(|e| {
         CliError::coded(
-            super::Code::Io,
+            crate::exit::Code::Io,
             format!("cannot create {}: {e}", dir.display()),
         )
     })?;
@@ -104,7 +107,7 @@ fn write_all(command: &clap::Command, dir: &Path) -> Result<usize, CliError> {
         let path = dir.join(format!("{name}.1"));
         crate::files::write_atomically(&path, &page).map_err(|e| {
             CliError::coded(
-                super::Code::Io,
+                crate::exit::Code::Io,
                 format!("cannot write {}: {e}", path.display()),
             )
         })?;

@@ -19,7 +19,8 @@ use crate::source::remote_catalog::OFFICIAL_FEED;
 use crate::state::settings::Settings;
 
 use super::conflict::print_conflict;
-use super::{CliError, GlobalArgs};
+use super::error::CliError;
+use super::global::GlobalArgs;
 
 pub use super::environment::{
     Environment, Origin, ResolverArgs, detect_hermes, env_list, find_python,
@@ -100,12 +101,12 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
     let layout = Layout::new(&home(global));
     let settings_path = layout.settings();
     let mut settings = Settings::read(&settings_path)
-        .map_err(|e| CliError::coded(super::Code::Io, e.to_string()))?;
+        .map_err(|e| CliError::coded(crate::exit::Code::Io, e.to_string()))?;
     let found = env.resolver.environment(&settings)?;
     if record && found.record_into(&mut settings) {
         settings
             .write(&settings_path)
-            .map_err(|e| CliError::coded(super::Code::Io, e.to_string()))?;
+            .map_err(|e| CliError::coded(crate::exit::Code::Io, e.to_string()))?;
     }
     let (catalogs, catalog_unreachable) = catalog_dirs(
         &env.catalogs,
@@ -264,12 +265,12 @@ pub fn catalog_dir(
 ) -> Result<PathBuf, CliError> {
     fetch_catalog(value, layout, refresh, global).map_err(|e| match e {
         Unavailable::Fetch(message) if value.as_os_str() == OFFICIAL_FEED => CliError::coded(
-            super::Code::Network,
+            crate::exit::Code::Network,
             format!(
                 "{message}; no copy of it is kept. Pass --catalog DIR|URL to use another catalog, or set HERMES_PLUGINS_CATALOG=none to use none"
             ),
         ),
-        Unavailable::Fetch(message) => CliError::coded(super::Code::Network, message),
+        Unavailable::Fetch(message) => CliError::coded(crate::exit::Code::Network, message),
         Unavailable::Other(e) => e,
     })
 }
@@ -338,7 +339,7 @@ fn fetch_catalog(
         }
         Err(e @ RemoteCatalogError::Fetch { .. }) => Err(Unavailable::Fetch(e.to_string())),
         Err(e @ RemoteCatalogError::Cache { .. }) => Err(Unavailable::Other(CliError::coded(
-            super::Code::Io,
+            crate::exit::Code::Io,
             e.to_string(),
         ))),
     }
@@ -446,7 +447,7 @@ pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
                 print_conflict(&global.printer, &c);
             }
             let mut err = CliError::coded(
-                super::Code::Conflict,
+                crate::exit::Code::Conflict,
                 format!(
                     "{}; nothing was changed",
                     c.sentences

@@ -19,8 +19,10 @@ pub mod config;
 pub mod conflict;
 pub mod env_vars;
 pub mod environment;
+pub mod error;
 pub mod exec;
 pub mod generations;
+pub mod global;
 pub mod inspect;
 pub mod install;
 pub mod json;
@@ -36,142 +38,16 @@ pub mod update;
 pub mod validate;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use env_vars::EnvVars;
 
 pub use printer::{Printer, shown};
 
 pub use crate::exit::{Code, Status};
-
-/// A command failure to report to the user (never a panic or a stack trace).
-#[derive(Debug)]
-pub struct CliError {
-    /// Exit status.
-    pub status: Status,
-    /// The stable code (`--json`: `error.code`).
-    pub code: Code,
-    /// What went wrong and what to do.
-    pub message: String,
-    /// Structured detail for `--json` (a conflict's plugins, packages, versions, dates).
-    pub details: Option<Box<serde_json::Value>>,
-    /// The errors that caused it, outermost first (`Caused by:`; `--json`: `error.causes`).
-    pub causes: Vec<String>,
-}
-
-impl CliError {
-    /// A failure with `code` (its exit status follows from the code).
-    pub fn coded(code: Code, message: impl Into<String>) -> Self {
-        CliError {
-            status: code.status(),
-            code,
-            message: message.into(),
-            details: None,
-            causes: Vec::new(),
-        }
-    }
-
-    /// The same failure, with the errors that caused it.
-    pub fn caused_by(mut self, causes: Vec<String>) -> Self {
-        self.causes = causes;
-        self
-    }
-
-    /// A refusal: validation failed, consent refused, a conflict (exit 1).
-    pub fn failed(message: impl Into<String>) -> Self {
-        CliError::coded(Code::Refused, message)
-    }
-
-    /// A usage error (exit 2).
-    pub fn usage(message: impl Into<String>) -> Self {
-        CliError::coded(Code::Usage, message)
-    }
-
-    /// An environment error (exit 3).
-    pub fn environment(message: impl Into<String>) -> Self {
-        CliError::coded(Code::Environment, message)
-    }
-
-    /// The `--json` document of this failure.
-    pub fn to_json(&self) -> serde_json::Value {
-        let message = crate::text::redact_credentials(&self.message);
-        let mut error = serde_json::json!({
-            "code": self.code,
-            "exit_code": self.status.code(),
-            "message": message,
-        });
-        if let Some(details) = &self.details {
-            error["details"] = (**details).clone();
-        }
-        if !self.causes.is_empty() {
-            error["causes"] = self
-                .causes
-                .iter()
-                .map(|c| crate::text::redact_credentials(c).into_owned())
-                .collect();
-        }
-        json::document(json::Schema::Error, serde_json::json!({ "error": error }))
-    }
-}
-
-/// When to colour output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// Colour when writing to a terminal (and `NO_COLOR` is unset).
-    Auto,
-    /// Always colour.
-    Always,
-    /// Never colour.
-    Never,
-}
-
-/// Options every command accepts.
-#[derive(Debug, Clone, Args)]
-pub struct GlobalArgs {
-    /// Hermes home directory [default: $HERMES_HOME, else ~/.hermes]
-    #[arg(long, global = true, env = EnvVars::HERMES_HOME, value_name = "DIR")]
-    pub home: Option<PathBuf>,
-    /// Profile to act on; named profiles live at <home>/profiles/<name>/
-    #[arg(long, global = true, default_value = "default", value_name = "NAME")]
-    pub profile: String,
-    /// Print one JSON document on stdout and nothing else there
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Never prompt (implied when stdin is not a terminal)
-    #[arg(long, global = true)]
-    pub no_input: bool,
-    /// More detail on stderr (discovery, resolution); repeat for more
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-    /// Less output: no progress, notes or informational findings on stderr (results and
-    /// errors still print)
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
-    pub quiet: bool,
-    /// Seconds to wait for another writer before giving up (exit 3, lock-busy) [default: 30
-    /// when no one can answer a prompt, no limit on a terminal]
-    #[arg(
-        long,
-        global = true,
-        env = EnvVars::HERMES_PLUGINS_LOCK_TIMEOUT,
-        value_name = "SECONDS"
-    )]
-    pub lock_timeout: Option<u64>,
-    /// Colour output
-    #[arg(
-        long,
-        global = true,
-        value_enum,
-        default_value = "auto",
-        value_name = "WHEN"
-    )]
-    pub color: ColorChoice,
-    /// Where output goes, decided once from the options above and the terminal (set by
-    /// [`main`] after parsing; not an option).
-    #[arg(skip)]
-    pub printer: Printer,
-}
+pub use error::CliError;
+pub use global::{ColorChoice, GlobalArgs};
 
 /// hermes-plugins: the package manager and catalog toolchain for Hermes Agent plugins.
 #[derive(Debug, Parser)]

@@ -11,9 +11,11 @@ use crate::home::Layout;
 use crate::nix::{self, build, expr, lock};
 use crate::state::installed::Installed;
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::json::Schema;
 use super::manage::{self, find_python, home};
-use super::{CliError, GlobalArgs, Status};
+use crate::exit::Status;
 
 /// Arguments of `nix`.
 #[derive(Debug, Args)]

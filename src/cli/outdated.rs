@@ -7,9 +7,11 @@ use serde_json::json;
 use crate::exit::Code;
 use crate::manager::outdated;
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::json::Schema;
 use super::manage::{self, EnvArgs};
-use super::{CliError, GlobalArgs, Status};
+use crate::exit::Status;
 
 /// Arguments of `outdated`.
 #[derive(Debug, Args)]

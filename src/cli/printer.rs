@@ -17,7 +17,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::env_vars::EnvVars;
-use super::{CliError, ColorChoice, GlobalArgs};
+use super::error::CliError;
+use super::global::{ColorChoice, GlobalArgs};
 
 /// Set once stdout's reader has gone (`EPIPE`, as in `hermes-plugins search x | head -1`):
 /// later results are dropped quietly and the command finishes with its own exit status, as

@@ -9,8 +9,10 @@ use crate::resolve::inputs;
 use crate::resolve::lock::{Lock, LockDiff};
 use crate::resolve::{self, Failure, Request};
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::manage::{ResolverArgs, home};
-use super::{CliError, Code, GlobalArgs, Status};
+use crate::exit::{Code, Status};
 
 /// Arguments of `resolve`.
 #[derive(Debug, Args)]

@@ -9,8 +9,10 @@ use crate::manager::consent_step::GrantFlags;
 use crate::manager::plan::PlanMode;
 use crate::manager::{self, DepsConsent};
 
+use super::error::CliError;
+use super::global::GlobalArgs;
 use super::manage::{self, EnvArgs, StderrFeedback, TerminalPrompter};
-use super::{CliError, GlobalArgs, Status};
+use crate::exit::Status;
 
 /// Arguments of `enable`.
 #[derive(Debug, Args)]
@@ -164,7 +166,7 @@ fn installed_key(cx: &manager::Context, name: &str) -> Result<String, CliError> 
         .map_err(|e| CliError::environment(e.to_string()))?;
     installed.find(name).map(|p| p.key.clone()).ok_or_else(|| {
         CliError::coded(
-            super::Code::NotFound,
+            crate::exit::Code::NotFound,
             format!("`{name}` is not installed (see `hermes-plugins list`)"),
         )
     })

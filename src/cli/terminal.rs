@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::GlobalArgs;
+use super::global::GlobalArgs;
 use crate::manager::{Feedback, Prompter};
 
 /// Prints a consent plan for people.

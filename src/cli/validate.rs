@@ -16,7 +16,9 @@ use crate::package::{self, Mode};
 use crate::report::{self, Report, Rule, Summary, Tool};
 use crate::validation;
 
-use super::{CliError, GlobalArgs, Status};
+use super::error::CliError;
+use super::global::GlobalArgs;
+use crate::exit::Status;
 
 /// Output formats of `validate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
