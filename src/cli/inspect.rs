@@ -98,14 +98,122 @@ pub fn show(args: &ShowArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             .map_err(|e| CliError::environment(e.to_string()))?;
         view.audit = Some(entries);
     }
-    let doc = json!(view);
     if global.printer.json() {
-        global.printer.document(Schema::Show, &doc);
+        global.printer.document(Schema::Show, &json!(view));
     } else {
-        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        global.printer.rendered(&format!("{text}\n"), true);
+        print_show(&view, global);
     }
     Ok(Status::Ok)
+}
+
+/// `show` for people: one `label  value` line per fact, lists joined (empty ones left out);
+/// `--json` has every field.
+fn print_show(view: &crate::manager::views::ShowView, global: &GlobalArgs) {
+    use crate::manager::views::ManifestSummary;
+    let p = &view.plugin;
+    let line = |label: &str, value: &str| {
+        if !value.is_empty() {
+            outln!(global.printer, "{label:<13}{value}");
+        }
+    };
+    let list = |items: &[String]| items.join(", ");
+    line("plugin", &p.key);
+    if p.name != p.key {
+        line("name", &p.name);
+    }
+    line("version", p.version.as_deref().unwrap_or("-"));
+    line("kind", &format!("{} ({})", p.kind, p.format));
+    line(
+        "source",
+        &format!(
+            "{}{}",
+            p.source.spec.display(),
+            p.source
+                .commit
+                .as_deref()
+                .map(|c| format!(" at {}", &c[..c.len().min(12)]))
+                .unwrap_or_default()
+        ),
+    );
+    line(
+        "reviewed",
+        if view.reviewed {
+            "yes (catalog)"
+        } else {
+            "no (unreviewed source)"
+        },
+    );
+    line("store", &view.store_path.display().to_string());
+    line(
+        "enabled in",
+        &if view.enabled_in.is_empty() {
+            "no profile".to_string()
+        } else {
+            list(&view.enabled_in)
+        },
+    );
+    if let Some(status) = &view.status {
+        line("status", status);
+    }
+    match &view.manifest {
+        Some(ManifestSummary::Native {
+            description,
+            provides_tools,
+            provides_hooks,
+            requires_env,
+            requires_auth,
+            ..
+        }) => {
+            line("description", description.as_deref().unwrap_or(""));
+            line("tools", &list(provides_tools));
+            line("hooks", &list(provides_hooks));
+            line("requires env", &list(requires_env));
+            line("sign-in", &list(requires_auth));
+        }
+        Some(ManifestSummary::Portable {
+            skills,
+            mcp_servers,
+        }) => {
+            line("skills", &list(skills));
+            line("mcp servers", &list(mcp_servers));
+        }
+        None => line("manifest", "cannot be read"),
+    }
+    line("dependencies", &list(&view.dependencies.declared));
+    line("installed", &list(&view.dependencies.installed));
+    for c in &view.capabilities {
+        line(
+            "capability",
+            &format!(
+                "{} ({}{}) — {}",
+                c.id,
+                if c.declared {
+                    "declared"
+                } else {
+                    "not declared"
+                },
+                if c.granted {
+                    ", granted"
+                } else {
+                    ", not granted"
+                },
+                c.risk
+            ),
+        );
+    }
+    for e in view.audit.iter().flatten() {
+        line(
+            "audit",
+            &format!(
+                "{} [{}] {} {} (by {})",
+                e.time,
+                e.profile,
+                e.action,
+                e.items.join(", "),
+                e.by
+            ),
+        );
+    }
 }
 
 /// Runs `env`.

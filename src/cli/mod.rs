@@ -248,6 +248,9 @@ pub fn main() -> ExitCode {
         Command::Generations(args) => generations::run(args, &cli.global),
         Command::Verify => inspect::verify(&cli.global),
         Command::Env => inspect::env(&cli.global),
+        Command::Exec(_) if cli.global.printer.json() => Err(CliError::usage(
+            "`exec` runs a program, whose output is its own; drop --json (`env --json` describes what it runs with)",
+        )),
         Command::Exec(args) => exec::run(args, &cli.global),
         Command::Activate(args) => activate::activate(args, &cli.global),
         Command::Deactivate(args) => activate::deactivate(args, &cli.global),

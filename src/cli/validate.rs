@@ -73,10 +73,18 @@ pub fn rules() -> Vec<Rule> {
 
 /// Runs `validate`.
 pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
-    let format = if global.printer.json() {
-        OutputFormat::Json
-    } else {
-        args.format
+    let format = match (global.printer.json(), args.format) {
+        (false, format) => format,
+        (true, OutputFormat::Human | OutputFormat::Json) => OutputFormat::Json,
+        (true, other) => {
+            return Err(CliError::usage(format!(
+                "--json prints the JSON report; --format {} cannot be given with it",
+                other
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default()
+            )));
+        }
     };
     let core = match &args.core {
         Some(dir) => {

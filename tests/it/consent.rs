@@ -1451,3 +1451,32 @@ fn grants_of_capabilities_dropped_while_disabled_do_not_survive_re_enabling() {
         "{audit}"
     );
 }
+
+/// `show NAME` without `--json` is for people (one fact per line), not a JSON dump; with
+/// `--audit` it lists the plugin's audit entries.
+#[test]
+fn show_is_text_for_people_unless_json() {
+    let w = World::new();
+    let caps = "capabilities:\n  - llm.model_override\n";
+    let dir = repo_with(&w, "shown", &files("shown", "1.0.0", caps, &["go"]));
+    w.ok(&[
+        "install",
+        &file_url(&dir),
+        "--enable",
+        "--grant",
+        "llm.model_override",
+    ]);
+    let out = w.ok(&["show", "shown", "--audit"]);
+    assert!(!out.trim_start().starts_with('{'), "{out}");
+    for expected in [
+        "plugin       shown",
+        "version      1.0.0",
+        "enabled in   default",
+        "tools        go",
+        "capability   llm.model_override (declared, granted)",
+        "audit        ",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+    assert_eq!(w.json(&["show", "shown"])["plugin"]["key"], "shown");
+}
