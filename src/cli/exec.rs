@@ -34,13 +34,12 @@ pub struct ExecArgs {
 pub fn run(args: &ExecArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let layout = Layout::new(&manage::home(global));
     let agent_home = layout.profile_home(&global.profile);
+    manage::require_profile(&layout, &global.profile)?;
     if !agent_home.is_dir() {
-        return Err(CliError::usage(format!(
-            "profile `{}` has no home at {} (create it with `hermes profile create {}`)",
-            global.profile,
-            agent_home.display(),
-            global.profile
-        )));
+        return Err(CliError::coded(
+            crate::exit::Code::NotFound,
+            format!("the Hermes home {} does not exist", agent_home.display()),
+        ));
     }
     let lease = Lease::acquire(&layout).map_err(|e| {
         CliError::environment(format!(

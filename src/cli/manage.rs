@@ -94,11 +94,31 @@ pub fn home_from(explicit: Option<&Path>) -> PathBuf {
     std::path::absolute(&home).unwrap_or(home)
 }
 
+/// A named profile must exist (`<home>/profiles/<name>/`): every command acting on one says
+/// so with `not-found` (exit 2), as report-format.md lists, rather than showing it empty or
+/// creating it. `default` is the home itself, which a first install creates.
+pub fn require_profile(layout: &Layout, profile: &str) -> Result<(), CliError> {
+    let dir = layout.profile_home(profile);
+    if profile == "default" || dir.is_dir() {
+        return Ok(());
+    }
+    Err(CliError::coded(
+        super::Code::NotFound,
+        format!(
+            "there is no profile `{}` ({} does not exist; create it with `hermes profile create {}`)",
+            crate::text::escape(profile),
+            dir.display(),
+            crate::text::escape(profile)
+        ),
+    ))
+}
+
 /// Builds the operation context of a command that may change the home: the environment from
 /// flags, `pm/settings.json` and detection; what this first use decided is recorded (unless
 /// `record` is false: a dry run changes nothing).
 pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Context, CliError> {
     let layout = Layout::new(&home(global));
+    require_profile(&layout, &global.profile)?;
     let settings_path = layout.settings();
     let mut settings = Settings::read(&settings_path)
         .map_err(|e| CliError::coded(crate::exit::Code::Io, e.to_string()))?;
@@ -384,6 +404,7 @@ pub fn wheel_limits() -> Result<WheelLimits, CliError> {
 pub fn read_context(global: &GlobalArgs) -> Result<Context, CliError> {
     let home = home(global);
     let layout = Layout::new(&home);
+    require_profile(&layout, &global.profile)?;
     let catalogs = cached_catalog_dirs(&layout, global)?;
     Ok(Context {
         layout,

@@ -428,11 +428,23 @@ fn every_command_prints_json_that_follows_its_schema() {
     contract(&w, &["--bogus"], 2, Some("usage"));
     contract(&w, &["install"], 2, Some("usage"));
     contract(&w, &["--profile", "../x", "list"], 2, Some("usage"));
+    // A profile that does not exist is not-found for every command, never an empty answer.
+    for args in [
+        &["--profile", "work", "list"][..],
+        &["--profile", "work", "env"][..],
+        &["--profile", "work", "sync"][..],
+    ] {
+        contract(&w, args, 2, Some("not-found"));
+    }
+    let (code, _, err) = w.run(&["--profile", "work", "exec", "--", "true"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("there is no profile `work`"), "{err}");
+    // `exec` runs a program: `--json` is refused (a usage error, as its document says).
     contract(
         &w,
         &["exec", "--", "/nonexistent/agent"],
-        3,
-        Some("environment"),
+        2,
+        Some("usage"),
     );
     let mut holder = hold_writer_lock(&w);
     contract(

@@ -120,13 +120,16 @@ pub(super) fn select(
         if !states.contains_key(profile) {
             let config = cx.config_path(profile);
             if profile != "default" && !config.parent().is_some_and(|d| d.is_dir()) {
-                return Err(ManagerError::Usage(format!(
-                    "there is no profile `{profile}` ({} does not exist)",
-                    config
-                        .parent()
-                        .map(|d| d.display().to_string())
-                        .unwrap_or_default()
-                )));
+                return Err(ManagerError::coded(
+                    crate::exit::Code::NotFound,
+                    format!(
+                        "there is no profile `{profile}` ({} does not exist)",
+                        config
+                            .parent()
+                            .map(|d| d.display().to_string())
+                            .unwrap_or_default()
+                    ),
+                ));
             }
             states.insert(
                 profile.clone(),
