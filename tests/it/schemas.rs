@@ -440,12 +440,9 @@ fn every_command_prints_json_that_follows_its_schema() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("there is no profile `work`"), "{err}");
     // `exec` runs a program: `--json` is refused (a usage error, as its document says).
-    contract(
-        &w,
-        &["exec", "--", "/nonexistent/agent"],
-        2,
-        Some("usage"),
-    );
+    contract(&w, &["exec", "--", "/nonexistent/agent"], 2, Some("usage"));
+    let (code, _, err) = w.run(&["exec", "--", "/nonexistent/agent"]);
+    assert_eq!(code, Some(3), "{err}");
     let mut holder = hold_writer_lock(&w);
     contract(
         &w,
