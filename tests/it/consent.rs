@@ -49,6 +49,15 @@ fn listed_keys(w: &World) -> Vec<String> {
         .collect()
 }
 
+/// `files` placed under `image_gen/capup/`: a plugin in a category directory, keyed
+/// `image_gen/capup` whatever its manifest name.
+fn in_category_dir(files: Vec<(String, String)>) -> Vec<(String, String)> {
+    files
+        .into_iter()
+        .map(|(path, text)| (format!("image_gen/capup/{path}"), text))
+        .collect()
+}
+
 fn config(w: &World) -> String {
     std::fs::read_to_string(w.home.join("config.yaml")).unwrap_or_default()
 }
@@ -1243,19 +1252,17 @@ fn category_plugins_keep_hermes_keys_and_taken_keys_are_refused() {
 fn update_grant_takes_the_plugin_by_name_or_key() {
     let w = World::new();
     // In a category directory the key is `image_gen/capup`, the manifest name `cap_up`.
-    let at = |files: Vec<(String, String)>| -> Vec<(String, String)> {
-        files
-            .into_iter()
-            .map(|(path, text)| (format!("image_gen/capup/{path}"), text))
-            .collect()
-    };
-    let dir = repo_with(&w, "capup", &at(files("cap_up", "1.0.0", "", &["go"])));
+    let dir = repo_with(
+        &w,
+        "capup",
+        &in_category_dir(files("cap_up", "1.0.0", "", &["go"])),
+    );
     let source = format!("{}#image_gen/capup", file_url(&dir));
     w.ok(&["install", &source, "--enable", "--yes-deps"]);
     assert_eq!(listed_keys(&w), ["image_gen/capup"]);
     commit(
         &dir,
-        &at(files(
+        &in_category_dir(files(
             "cap_up",
             "1.1.0",
             "capabilities:\n  - llm.model_override\n",
@@ -1282,13 +1289,11 @@ fn update_grant_takes_the_plugin_by_name_or_key() {
 #[test]
 fn disable_takes_a_plugin_listed_by_name_off_the_list() {
     let w = World::new();
-    let at = |files: Vec<(String, String)>| -> Vec<(String, String)> {
-        files
-            .into_iter()
-            .map(|(path, text)| (format!("image_gen/capup/{path}"), text))
-            .collect()
-    };
-    let dir = repo_with(&w, "capup", &at(files("cap_up", "1.0.0", "", &["go"])));
+    let dir = repo_with(
+        &w,
+        "capup",
+        &in_category_dir(files("cap_up", "1.0.0", "", &["go"])),
+    );
     w.ok(&["install", &format!("{}#image_gen/capup", file_url(&dir))]);
     std::fs::write(
         w.home.join("config.yaml"),
