@@ -112,7 +112,7 @@ checks! {
     DependencyBounds => "dependency-bounds", "VAL-8", Warning,
         "Dependencies have an upper bound",
         "A bare lower bound accepts every future release unchecked. Use >=floor,<next_major (before 1.0, e.g. >=0.29,<0.32).";
-    DependencyQuarantine => "dependency-quarantine", "VAL-9", Error,
+    DependencyExcludesCorePin => "dependency-quarantine", "VAL-9", Error,
         "Dependencies admit Hermes core's locked versions",
         "Plugins share one environment with Hermes core. A requirement that excludes the version core's uv.lock pins for the same package can never be resolved together with core.";
     Capabilities => "capabilities", "VAL-13", Warning,
@@ -273,7 +273,7 @@ impl CheckId {
             | CheckId::ConfigSchema
             | CheckId::RequiresEnv
             | CheckId::DependencyBounds
-            | CheckId::DependencyQuarantine
+            | CheckId::DependencyExcludesCorePin
             | CheckId::Capabilities
             | CheckId::Locales
             | CheckId::RequiresAuth

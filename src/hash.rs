@@ -25,20 +25,23 @@ pub fn sha256_hex(data: &[u8]) -> String {
 /// The SHA-256 of a local regular file of at most `limit` bytes (streamed; a symlink, FIFO
 /// or device is refused by [`crate::files::open_regular`]). Used for wheels from a
 /// `--find-links` directory, locked and admitted by the same digest.
-pub fn sha256_file_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    let file = crate::files::open_regular(path).map_err(|e| e.to_string())?;
+pub fn sha256_file_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    let file = crate::files::open_regular(path)?;
     let mut hasher = Sha256::new();
     let mut reader = file.take(limit + 1);
     let mut buffer = vec![0u8; 64 * 1024];
     let mut total: u64 = 0;
     loop {
-        let n = reader.read(&mut buffer).map_err(|e| e.to_string())?;
+        let n = reader.read(&mut buffer)?;
         if n == 0 {
             break;
         }
         total += n as u64;
         if total > limit {
-            return Err(format!("it is larger than {limit} bytes"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("it is larger than {limit} bytes"),
+            ));
         }
         hasher.update(&buffer[..n]);
     }

@@ -15,7 +15,7 @@ pub fn check(decl: &Declarations, core: Option<&CoreLock>, out: &mut Vec<Diagnos
     for req in &decl.managed {
         bounds(req, out);
         if let Some(core) = core {
-            quarantine(req, core, out);
+            excludes_core_pin(req, core, out);
         }
     }
 }
@@ -183,7 +183,10 @@ fn bounds(req: &DeclaredRequirement, out: &mut Vec<Diagnostic>) {
     );
 }
 
-fn quarantine(req: &DeclaredRequirement, core: &CoreLock, out: &mut Vec<Diagnostic>) {
+/// VAL-9: a requirement that excludes the version Hermes core pins. (Its public id is
+/// `dependency-quarantine`, as SPEC names it; it is not the 14-day window of
+/// `resolve::quarantine`, which applies to the same core-pinned packages at resolution.)
+fn excludes_core_pin(req: &DeclaredRequirement, core: &CoreLock, out: &mut Vec<Diagnostic>) {
     let Some(locked) = core.get(&req.requirement.name) else {
         return;
     };
@@ -200,7 +203,7 @@ fn quarantine(req: &DeclaredRequirement, core: &CoreLock, out: &mut Vec<Diagnost
         .unwrap_or_default();
     out.push(
         Diagnostic::error(
-            CheckId::DependencyQuarantine,
+            CheckId::DependencyExcludesCorePin,
             &req.file,
             req.pos,
             format!(

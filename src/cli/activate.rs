@@ -121,7 +121,6 @@ fn report(global: &GlobalArgs, operation: &str, target: &Target, changes: &[acti
     }
 }
 
-/// `activate`.
 pub fn activate(args: &ActivateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let python = interpreter(args, global)?;
     let target = activate::inspect(&python).map_err(failure)?;
@@ -133,7 +132,6 @@ pub fn activate(args: &ActivateArgs, global: &GlobalArgs) -> Result<Status, CliE
     Ok(Status::Ok)
 }
 
-/// `deactivate`.
 pub fn deactivate(args: &ActivateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let python = interpreter(args, global)?;
     let target = activate::inspect(&python).map_err(failure)?;

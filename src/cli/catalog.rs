@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand, ValueEnum};
 
 use crate::catalog::{self, resolve_all, review};
+use crate::manager::ManagerError;
 use crate::report;
-use crate::resolve::{Failure, Request};
 
 use super::error::CliError;
 use super::global::GlobalArgs;
@@ -137,7 +137,7 @@ fn render(
             },
         ),
         OutputFormat::Json => super::json::text(super::json::Schema::ValidateReport, report),
-        OutputFormat::Github => report::github::render(report),
+        OutputFormat::Github => report::github::render(report, "catalog check", "entry file(s)"),
         OutputFormat::Sarif => report::sarif::render(report, rules) + "\n",
     }
 }
@@ -250,7 +250,9 @@ fn review_entry(
         ReviewFormat::Human => review::human(&r),
         ReviewFormat::Markdown => review::markdown(&r),
         ReviewFormat::Json => super::json::text(super::json::Schema::Review, &r),
-        ReviewFormat::Github => report::github::render(&review::to_report(&r)),
+        ReviewFormat::Github => {
+            report::github::render(&review::to_report(&r), "catalog review", "package(s)")
+        }
         ReviewFormat::Sarif => {
             report::sarif::render(&review::to_report(&r), &review::rules()) + "\n"
         }
@@ -269,42 +271,21 @@ fn resolve_all_entries(
     resolver: &ResolverArgs,
     global: &GlobalArgs,
 ) -> Result<Status, CliError> {
-    let (entries, unusable) = resolve_all::usable(catalog::check::check(&[dir.to_path_buf()]));
-    if entries.is_empty() && unusable.is_empty() {
-        return Err(CliError::usage(format!(
-            "{}: no catalog entries",
-            dir.display()
-        )));
-    }
     // A catalog is resolved against the core named here, never a home's settings.
     let found = resolver.environment(&crate::state::settings::Settings::default())?;
-    let base = Request {
-        core: found.core,
-        extras: found.extras,
-        plugins: Vec::new(),
-        python: found.python,
-        cache_dir: crate::home::Layout::new(&home(global)).uv_cache(),
-        index: found.index,
-        quarantine_days: found.quarantine_days,
-        now: super::env_vars::now().map_err(CliError::usage)?,
-        previous: None,
-    };
-    let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
-    let git_cache = crate::home::Layout::new(&home(global)).git_cache();
-    let result = resolve_all::resolve_all(
-        &entries,
-        &unusable,
-        &base,
-        &git_cache,
-        scratch.path(),
+    let now = super::env_vars::now().map_err(CliError::usage)?;
+    let result = crate::manager::resolution::resolve_catalog(
+        dir,
+        found.against(now),
+        &crate::home::Layout::new(&home(global)),
         // Progress is a log line: shown with -v, never with --quiet or on stdout.
         &mut |m| tracing::info!("{m}"),
     )
-    .map_err(|f| match f {
-        Failure::Environment(code, m, causes) => CliError::coded(code, m).caused_by(causes),
-        Failure::Conflict(c) => {
+    .map_err(|e| match e {
+        ManagerError::Conflict(c) => {
             CliError::coded(crate::exit::Code::Conflict, c.sentences.join("; "))
         }
+        other => super::manage::failure(other, global),
     })?;
     let format = if global.printer.json() {
         ResolveAllFormat::Json
@@ -366,9 +347,15 @@ pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError
         outln!(global.printer, "No catalog entry matches `{}`", args.query);
     } else {
         for h in &hits {
+            // With several catalogs, where each hit comes from (as `--json` says).
+            let from = h
+                .catalog
+                .as_deref()
+                .map(|c| format!("  (from {c})"))
+                .unwrap_or_default();
             outln!(
                 global.printer,
-                "{:<28} {:<10} {:>2} tool(s)  {}",
+                "{:<28} {:<10} {:>2} tool(s)  {}{from}",
                 h.name,
                 h.tier.as_deref().unwrap_or("community"),
                 h.tools,

@@ -94,6 +94,20 @@ pub struct Environment {
     pub quarantine_days: u32,
 }
 
+impl Environment {
+    /// What a resolution against this environment at `now` is against.
+    pub fn against(self, now: jiff::Timestamp) -> crate::manager::resolution::Against {
+        crate::manager::resolution::Against {
+            core: self.core,
+            extras: self.extras,
+            python: self.python,
+            index: self.index,
+            quarantine_days: self.quarantine_days,
+            now,
+        }
+    }
+}
+
 /// The interpreter behind the `hermes` command on PATH, if there is one (see
 /// [`interpreter_behind`]).
 pub fn detect_hermes() -> Option<PathBuf> {

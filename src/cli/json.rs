@@ -8,23 +8,16 @@ use serde_json::{Map, Value};
 pub enum Schema {
     /// Any failure: `{"error": {code, exit_code, message, details?}}`.
     Error,
-    /// `list`.
     List,
-    /// `show`.
     Show,
-    /// `env`.
     Env,
-    /// `verify`.
     Verify,
-    /// `capabilities`.
     Capabilities,
     /// `generations list`.
     Generations,
     /// `install`, `enable`, `disable`, `remove`, `sync`, `update`, `generations rollback|gc`.
     Operation,
-    /// `resolve`.
     Resolve,
-    /// `search`.
     Search,
     /// `nix hash`, `nix lock`, `nix expr`, `build`.
     Nix,
@@ -34,9 +27,7 @@ pub enum Schema {
     Review,
     /// `catalog resolve-all`.
     ResolveAll,
-    /// `config`.
     Config,
-    /// `outdated`.
     Outdated,
     /// `catalog update`.
     CatalogUpdate,
@@ -45,6 +36,28 @@ pub enum Schema {
 }
 
 impl Schema {
+    /// Every document schema (the docs name each: a test checks).
+    pub const ALL: [Schema; 18] = [
+        Schema::Error,
+        Schema::List,
+        Schema::Show,
+        Schema::Env,
+        Schema::Verify,
+        Schema::Capabilities,
+        Schema::Generations,
+        Schema::Operation,
+        Schema::Resolve,
+        Schema::Search,
+        Schema::Nix,
+        Schema::ValidateReport,
+        Schema::Review,
+        Schema::ResolveAll,
+        Schema::Config,
+        Schema::Outdated,
+        Schema::CatalogUpdate,
+        Schema::Activate,
+    ];
+
     /// The schema's file name in `catalog-schema/`.
     pub fn file(self) -> &'static str {
         match self {

@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::resolve::inputs;
 use crate::resolve::lock::{Lock, LockDiff};
-use crate::resolve::{self, Failure, Request};
+use crate::resolve::{self, Failure};
 
 use super::error::CliError;
 use super::global::GlobalArgs;
@@ -123,17 +123,9 @@ pub fn run(args: &ResolveArgs, global: &GlobalArgs) -> Result<Status, CliError> 
             .map(|doc| doc.lock),
         None => None,
     };
-    let request = Request {
-        core: found.core,
-        extras: found.extras,
-        plugins,
-        python: found.python,
-        cache_dir: layout.uv_cache(),
-        index: found.index,
-        quarantine_days: found.quarantine_days,
-        now,
-        previous: previous.clone(),
-    };
+    let request = found
+        .against(now)
+        .request(&layout, plugins, previous.clone());
     for w in &warnings {
         tracing::warn!("{w}");
     }

@@ -4,8 +4,8 @@ use clap::Args;
 use clap_complete::engine::ArgValueCompleter;
 use serde_json::json;
 
+use crate::manager::apply::GrantFlags;
 use crate::manager::apply::{self, Applied, Change, SelectionEdit};
-use crate::manager::consent_step::GrantFlags;
 use crate::manager::plan::PlanMode;
 use crate::manager::{self, DepsConsent};
 

@@ -5,7 +5,7 @@ use clap_complete::engine::ArgValueCompleter;
 use serde_json::json;
 
 use crate::manager;
-use crate::manager::consent_step::GrantFlags;
+use crate::manager::apply::GrantFlags;
 
 use super::error::CliError;
 use super::global::GlobalArgs;
@@ -106,13 +106,16 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 .map(|c| c.chars().take(12).collect::<String>())
                 .unwrap_or_else(|| "-".into())
         };
+        // A directory source has no commits: say what moved instead of `- -> -`.
+        let change = match (&i.from, &i.to) {
+            (None, None) if i.status == "unchanged" => String::new(),
+            (None, None) => "its directory's contents changed".to_string(),
+            (from, to) => format!("{} -> {}", short(from), short(to)),
+        };
         outln!(
             global.printer,
-            "{:<24} {:<13} {} -> {}",
-            i.key,
-            i.status,
-            short(&i.from),
-            short(&i.to)
+            "{}",
+            format!("{:<24} {:<13} {change}", i.key, i.status).trim_end()
         );
     }
     if let Some((plan, a)) = applied
@@ -128,8 +131,11 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         }
         outln!(
             global.printer,
-            "Generation {} is current",
-            a.generation.unwrap_or(0)
+            "Generation {} is current (was {})",
+            a.generation.unwrap_or(0),
+            a.previous
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "none".into())
         );
     }
     Ok(Status::Ok)

@@ -121,7 +121,8 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
         for skipped in &tree.skipped {
             tracing::debug!("skipped {}: {}", skipped.path.display(), skipped.reason);
         }
-        if tree.packages.is_empty() {
+        // One path alone: the error after the run says it; among several, which one.
+        if tree.packages.is_empty() && paths.len() > 1 {
             tracing::warn!(
                 "no plugin found under {} (looked for plugin.yaml, plugin.yml or plugin.json in it, its subdirectories, and one category level below)",
                 path.display()
@@ -184,11 +185,16 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
             },
         ),
         OutputFormat::Json => super::json::text(super::json::Schema::ValidateReport, &report),
-        OutputFormat::Github => report::github::render(&report),
+        OutputFormat::Github => report::github::render(&report, "validate", "package(s)"),
         OutputFormat::Sarif => report::sarif::render(&report, &rules()) + "\n",
     };
-    super::printer::write_stdout(text.as_bytes())
-        .map_err(|e| CliError::environment(format!("cannot write the report: {e}")))?;
+    // Nothing found: for people, the error alone (not an "ok" summary of nothing before it);
+    // machine formats still get their (empty) document.
+    let nothing_for_people = report.packages.is_empty() && format == OutputFormat::Human;
+    if !nothing_for_people {
+        super::printer::write_stdout(text.as_bytes())
+            .map_err(|e| CliError::environment(format!("cannot write the report: {e}")))?;
+    }
     if report.packages.is_empty() {
         let _ = writeln!(
             std::io::stderr(),

@@ -89,9 +89,9 @@ pub struct GenPlugin {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// `native` or `portable`.
-    pub kind: String,
+    pub kind: crate::package::Kind,
     /// `native-v1`, `native-v2`, `portable`.
-    pub format: String,
+    pub format: crate::package::Format,
     /// Provenance (source, commit, catalog entry).
     pub source: Provenance,
     /// The exact commit, when known (copied from the provenance for readers).
@@ -107,6 +107,30 @@ pub struct GenPlugin {
     /// does not load the plugin while one is unset (absent in older generations: none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires_env: Vec<String>,
+}
+
+impl GenPlugin {
+    /// The generation's record of an installed plugin: its identity, provenance and store
+    /// tree as `installed.json` has them, placed at [`plugin_path`], with the names of the
+    /// variables it requires (`requires_env`).
+    pub fn of(
+        installed: &crate::state::installed::InstalledPlugin,
+        requires_env: Vec<String>,
+    ) -> GenPlugin {
+        GenPlugin {
+            key: installed.key.clone(),
+            name: installed.name.clone(),
+            version: installed.version.clone(),
+            kind: installed.kind,
+            format: installed.format,
+            source: installed.source.clone(),
+            commit: installed.source.commit.clone(),
+            tree: installed.tree.clone(),
+            store_key: installed.store_key.clone(),
+            path: plugin_path(&installed.key),
+            requires_env,
+        }
+    }
 }
 
 /// What one profile has enabled in this generation, and what it granted.

@@ -144,7 +144,10 @@ fn safe_entry_name(name: &str) -> bool {
 /// module documentation). Decompresses into a hasher only; nothing is written.
 pub fn inspect(path: &Path, limits: &WheelLimits) -> Result<(), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot open it: {e}"))?;
-    let packed = file.metadata().map_err(|e| e.to_string())?.len();
+    let packed = file
+        .metadata()
+        .map_err(|e| format!("cannot read its size: {e}"))?
+        .len();
     let mut archive =
         zip::ZipArchive::new(file).map_err(|e| format!("it is not a valid zip archive: {e}"))?;
     if archive.len() > limits.max_entries {
@@ -359,8 +362,8 @@ async fn admit_local(pin: &WheelPin, limits: &WheelLimits) -> Result<PathBuf, En
         .ok()
         .and_then(|u| u.to_file_path().ok())
         .ok_or_else(|| refuse(pin, "its file URL is not a local path"))?;
-    let digest =
-        crate::hash::sha256_file_bounded(&path, limits.max_unpacked).map_err(|e| refuse(pin, e))?;
+    let digest = crate::hash::sha256_file_bounded(&path, limits.max_unpacked)
+        .map_err(|e| refuse(pin, e.to_string()))?;
     check_digest(pin, &digest)?;
     inspect_blocking(pin, path.clone(), limits).await?;
     path.parent()

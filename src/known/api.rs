@@ -95,7 +95,6 @@ pub enum CallProblem {
     UnknownKeyword(String),
     /// More positional arguments than positional parameters.
     TooManyPositional {
-        /// Given.
         given: usize,
         /// Accepted at most.
         max: usize,

@@ -143,18 +143,15 @@ pub(super) fn accept_findings(
 /// be a plugin key; the findings of a dangerous verdict are returned for
 /// [`accept_findings`] (never passed by `force`). Catalog-admission errors
 /// (undeclared tools, credential access, …) are warnings here: they stay errors in
-/// `validate` and `catalog review`. See [`crate::diag::Gate`].
-pub(super) fn validate(dir: &Path, force: bool) -> Result<Validated, ManagerError> {
+/// `validate` and `catalog review`. See [`crate::diag::Gate`]. `shown` is how messages
+/// name the package: what the user named, not the scratch copy in `dir`.
+pub(super) fn validate(dir: &Path, shown: &str, force: bool) -> Result<Validated, ManagerError> {
     let loaded = package::load_dir(dir, Mode::Validate).map_err(|e| {
-        ManagerError::coded(
-            Code::Invalid,
-            format!("{}: not a plugin package: {e}", dir.display()),
-        )
+        ManagerError::coded(Code::Invalid, format!("{shown}: not a plugin package: {e}"))
     })?;
     if let Content::Pip(p) = &loaded.content {
         return Err(ManagerError::Refused(format!(
-            "{} is a pip-distributed plugin ({}): Hermes discovers it through its entry points once it is installed with pip into the environment Hermes runs in; hermes-plugins installs plugin directories (plugin.yaml or plugin.json)",
-            dir.display(),
+            "{shown} is a pip-distributed plugin ({}): Hermes discovers it through its entry points once it is installed with pip into the environment Hermes runs in; hermes-plugins installs plugin directories (plugin.yaml or plugin.json)",
             p.project.as_deref().unwrap_or("a Python project")
         )));
     }

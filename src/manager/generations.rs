@@ -6,13 +6,15 @@
 use std::collections::BTreeSet;
 
 use super::apply::SelectionEdit;
+use super::apply::publish::{UserFiles, switch};
 use super::{Context, ManagerError, installed};
+use crate::consent::audit::AuditEntry;
 use crate::consent::capabilities;
+use crate::consent::declared::Declared;
 use crate::exit::Code;
 use crate::generation::current;
 use crate::generation::doc::GenerationDoc;
 use crate::generation::gc::{self, GcReport};
-use crate::generation::transaction::Transaction;
 use crate::state::config_edit;
 use crate::state::profiles;
 use crate::store::Store;
@@ -43,7 +45,7 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
     // Selections as recorded in the target.
     let (profiles, _) =
         profiles::read_profiles(&cx.layout.home).map_err(ManagerError::environment)?;
-    let mut edits: Vec<(std::path::PathBuf, String)> = Vec::new();
+    let mut configs: Vec<(std::path::PathBuf, String)> = Vec::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
     for p in &profiles {
         names.insert(p.name.clone());
@@ -91,11 +93,17 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
         let want_all: BTreeSet<String> = want.union(&want_external).cloned().collect();
         let have_all: BTreeSet<String> = have.union(&have_external).cloned().collect();
         let mut new_text = text.clone();
-        for key in want_all.difference(&have_all) {
-            new_text = apply_edit(&new_text, &SelectionEdit::Enable(key.clone()), &config)?;
-        }
-        for key in have_all.difference(&want_all) {
-            new_text = apply_edit(&new_text, &SelectionEdit::Disable(key.clone()), &config)?;
+        let refused = |e| ManagerError::Refused(format!("{}: {e}", config.display()));
+        let edits = want_all
+            .difference(&have_all)
+            .map(|key| SelectionEdit::Enable(key.clone()))
+            .chain(
+                have_all
+                    .difference(&want_all)
+                    .map(|key| SelectionEdit::Disable(key.clone())),
+            );
+        for edit in edits {
+            new_text = edit.edit_text(&new_text).map_err(refused)?;
         }
         // Grants as the target recorded them, for every plugin either generation selects in
         // this profile (Hermes reads config.yaml, not generation.json: rolling back a grant
@@ -106,61 +114,11 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
             .map(|s| s.enabled.iter().cloned().collect())
             .unwrap_or_default();
         for key in want.union(&selected_now) {
-            let target_grants: BTreeSet<String> = doc
-                .profiles
-                .get(&name)
-                .and_then(|s| s.grants.get(key))
-                .map(|g| g.iter().cloned().collect())
-                .unwrap_or_default();
-            let recorded = capabilities::read(&new_text, key).unwrap_or_default();
-            let target_origin = doc
-                .plugin(key)
-                .map(|p| super::consent_step::grant_origin(&p.source));
-            let same_source = target_grants.is_empty()
-                || recorded.source.is_none()
-                || recorded.source == target_origin;
-            if recorded.granted == target_grants && same_source {
-                continue;
-            }
-            let edited = match doc.plugin(key).filter(|_| !target_grants.is_empty()) {
-                Some(plugin) => {
-                    let declared = super::consent_step::declared(&store.path_of(&plugin.store_key));
-                    capabilities::write(
-                        &new_text,
-                        key,
-                        &target_grants,
-                        &declared.capabilities,
-                        &crate::consent::audit::now(),
-                        &super::consent_step::grant_origin(&plugin.source),
-                    )
-                }
-                None => capabilities::revoke_all(&new_text, key).map(|(text, _)| text),
-            };
-            new_text =
-                edited.map_err(|e| ManagerError::Refused(format!("{}: {e}", config.display())))?;
-            let revoked: Vec<String> = recorded
-                .granted
-                .difference(&target_grants)
-                .cloned()
-                .collect();
-            let granted: Vec<String> = target_grants
-                .difference(&recorded.granted)
-                .cloned()
-                .collect();
-            for (action, items) in [("revoke", revoked), ("grant", granted)] {
-                if !items.is_empty() {
-                    audit_entries.push(crate::consent::audit::AuditEntry::now(
-                        name.clone(),
-                        key.clone(),
-                        action,
-                        items,
-                        format!("rollback to {target}"),
-                    ));
-                }
-            }
+            new_text = restore_grants(&new_text, &name, key, &doc, &store, &mut audit_entries)
+                .map_err(|e| ManagerError::Refused(format!("{}: {e}", config.display())))?;
         }
         if new_text != text {
-            edits.push((config, new_text));
+            configs.push((config, new_text));
         }
     }
     // Installed records of the target's plugins come back as they were — those removed
@@ -180,33 +138,72 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
             }
         }
     }
-    let mut tx =
-        Transaction::begin_switch(&cx.layout, &format!("rollback to {target}"), Some(target))?;
-    for (path, text) in &edits {
-        tx.edit_file(path, text.as_bytes())?;
-    }
-    tx.edit_file(&cx.layout.installed(), installed.to_json().as_bytes())?;
-    tx.commit()?;
-    if let Err(e) = crate::consent::audit::append(&cx.layout.audit_log(), &audit_entries) {
-        tracing::warn!(
-            "rolled back, but {} could not be appended to: {e}",
-            cx.layout.audit_log().display()
-        );
-    }
+    let operation = format!("rollback to {target}");
+    let files = UserFiles {
+        operation: &operation,
+        configs: configs
+            .iter()
+            .map(|(path, text)| (path.as_path(), text.as_str()))
+            .collect(),
+        installed: Some(&installed),
+        env_text: None,
+        audit: &audit_entries,
+    };
+    switch(cx, &files, Some(target))?;
     Ok((current, target))
 }
 
-fn apply_edit(
+/// Rewrites `key`'s grants in one profile's config `text` to what generation `doc` recorded
+/// for it there (Hermes reads `config.yaml`, not `generation.json`: a grant rolled back must
+/// leave it, or the next sync would apply it again), auditing what moved. A record given to
+/// the same plugin from another source is rewritten even when the ids agree.
+fn restore_grants(
     text: &str,
-    edit: &SelectionEdit,
-    config: &std::path::Path,
-) -> Result<String, ManagerError> {
-    let result = match edit {
-        SelectionEdit::Enable(n) => config_edit::enable(text, n),
-        SelectionEdit::Disable(n) => config_edit::disable(text, n),
-        SelectionEdit::Forget(n) => config_edit::forget(text, n),
+    profile: &str,
+    key: &str,
+    doc: &GenerationDoc,
+    store: &Store,
+    audit_entries: &mut Vec<AuditEntry>,
+) -> Result<String, config_edit::EditError> {
+    let target_grants: BTreeSet<String> = doc
+        .profiles
+        .get(profile)
+        .and_then(|s| s.grants.get(key))
+        .map(|g| g.iter().cloned().collect())
+        .unwrap_or_default();
+    let recorded = capabilities::read(text, key).unwrap_or_default();
+    let target_origin = doc.plugin(key).map(|p| capabilities::origin(&p.source));
+    let same_source =
+        target_grants.is_empty() || recorded.source.is_none() || recorded.source == target_origin;
+    if recorded.granted == target_grants && same_source {
+        return Ok(text.to_string());
+    }
+    let edited = match doc.plugin(key).filter(|_| !target_grants.is_empty()) {
+        Some(plugin) => capabilities::write(
+            text,
+            key,
+            &target_grants,
+            &Declared::read(&store.path_of(&plugin.store_key)).capabilities,
+            &crate::consent::audit::now(),
+            &capabilities::origin(&plugin.source),
+        )?,
+        None => capabilities::revoke_all(text, key)?.0,
     };
-    result.map_err(|e| ManagerError::Refused(format!("{}: {e}", config.display())))
+    let revoked = recorded.granted.difference(&target_grants);
+    let granted = target_grants.difference(&recorded.granted);
+    for (action, items) in [("revoke", revoked), ("grant", granted)] {
+        let items: Vec<String> = items.cloned().collect();
+        if !items.is_empty() {
+            audit_entries.push(AuditEntry::now(
+                profile,
+                key,
+                action,
+                items,
+                format!("rollback to {}", doc.number),
+            ));
+        }
+    }
+    Ok(edited)
 }
 
 /// `generations gc [--keep N]`.

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use super::admission::{
     Validated, accept_findings, approve_core_patch, core_patch_item, unprovided_imports, validate,
 };
+use super::apply::GrantFlags;
 use super::apply::{self, Applied, Change, SelectionEdit};
-use super::consent_step::GrantFlags;
 use super::plan::{PlanItem, PlanMode};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::check::static_py::load_imports::LoadImport;
@@ -142,7 +142,7 @@ fn prepare(
         loads_on,
         load_imports,
         blocking,
-    } = validate(&staged, force)?;
+    } = validate(&staged, &spec.without_credentials().display(), force)?;
     let requirements = managed_requirements(&loaded);
     // Keyed as Hermes keys it where it would live: `<category>/<dir>` for a plugin from a
     // category directory (`plugins/image_gen/agnes`), else its manifest name. The staged
@@ -203,11 +203,8 @@ fn prepare(
         key,
         name,
         version: loaded.version(),
-        kind: match loaded.content {
-            Content::Native(_) => "native".to_string(),
-            Content::Portable(_) | Content::Pip(_) => "portable".to_string(),
-        },
-        format: loaded.format().as_str().to_string(),
+        kind: loaded.format().kind(),
+        format: loaded.format(),
         source: fetched.provenance,
         tree: String::new(),
         store_key: String::new(),
@@ -373,13 +370,13 @@ pub(super) fn record_from_generation(
     plugin: &crate::generation::doc::GenPlugin,
     tree: &Path,
 ) -> Result<InstalledPlugin, ManagerError> {
-    let validated = validate(tree, true)?;
+    let validated = validate(tree, &plugin.key, true)?;
     Ok(InstalledPlugin {
         key: plugin.key.clone(),
         name: plugin.name.clone(),
         version: plugin.version.clone(),
-        kind: plugin.kind.clone(),
-        format: plugin.format.clone(),
+        kind: plugin.kind,
+        format: plugin.format,
         source: plugin.source.clone(),
         tree: plugin.tree.clone(),
         store_key: plugin.store_key.clone(),
@@ -429,8 +426,8 @@ fn refuse_taken_key(
         return Ok(());
     };
     let (was, now) = (
-        super::consent_step::grant_origin(&other.source),
-        super::consent_step::grant_origin(&plugin.source),
+        crate::consent::capabilities::origin(&other.source),
+        crate::consent::capabilities::origin(&plugin.source),
     );
     if was == now {
         return Ok(());

@@ -11,7 +11,6 @@
 
 mod admission;
 pub mod apply;
-pub mod consent_step;
 pub mod generations;
 pub mod install;
 pub mod outdated;

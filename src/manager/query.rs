@@ -28,7 +28,7 @@ pub struct ListRow {
     /// Declared version.
     pub version: Option<String>,
     /// `native` / `portable`.
-    pub kind: String,
+    pub kind: crate::package::Kind,
     /// Per profile: `enabled`, `disabled`, `enabled (pending sync)`.
     pub status: BTreeMap<String, String>,
     /// `catalog (official)`, `unreviewed`.
@@ -100,7 +100,7 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
         rows.push(ListRow {
             key: p.key.clone(),
             version: p.version.clone(),
-            kind: p.kind.clone(),
+            kind: p.kind,
             status,
             origin: match &p.source.catalog {
                 Some(c) => format!("catalog ({})", c.tier.as_deref().unwrap_or("community")),
@@ -133,7 +133,7 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
         rows.push(ListRow {
             key: name,
             version: None,
-            kind: "native".to_string(),
+            kind: crate::package::Kind::Native,
             status,
             origin: "external (not managed: loaded from the profile's plugins/)".to_string(),
             commit: None,
@@ -238,8 +238,8 @@ pub fn env(cx: &Context) -> Result<EnvView, ManagerError> {
         let mut entry = EnvPlugin {
             key: p.key.clone(),
             name: p.name.clone(),
-            kind: p.kind.clone(),
-            format: p.format.clone(),
+            kind: p.kind,
+            format: p.format,
             path: path.clone(),
             tree: p.tree.clone(),
             granted_capabilities: selection.grants.get(key).cloned().unwrap_or_default(),
@@ -249,7 +249,7 @@ pub fn env(cx: &Context) -> Result<EnvView, ManagerError> {
             env: None,
             mcp_servers: None,
         };
-        if p.kind == "portable" {
+        if p.kind == crate::package::Kind::Portable {
             let data = cx
                 .layout
                 .plugin_data(&p.key)
@@ -307,7 +307,6 @@ pub fn current_core(cx: &Context) -> Option<String> {
 /// One row of `generations list`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct GenerationRow {
-    /// Number.
     pub number: u64,
     /// Whether it is current.
     pub current: bool,
@@ -371,7 +370,7 @@ pub fn missing_env(cx: &Context, store_key: &str) -> Result<Vec<String>, Manager
         Ok(s) => s,
         Err(_) => return Ok(Vec::new()),
     };
-    let declared = super::consent_step::declared(&store.path_of(store_key));
+    let declared = crate::consent::declared::Declared::read(&store.path_of(store_key));
     if declared.env.is_empty() {
         return Ok(Vec::new());
     }
@@ -404,7 +403,8 @@ pub fn capabilities(cx: &Context, name: &str) -> Result<CapabilitiesView, Manage
         .find(name)
         .ok_or_else(|| ManagerError::coded(Code::NotFound, format!("`{name}` is not installed")))?;
     let store = Store::open(cx.layout.store())?;
-    let declared = super::consent_step::declared(&store.path_of(&p.store_key)).capabilities;
+    let declared =
+        crate::consent::declared::Declared::read(&store.path_of(&p.store_key)).capabilities;
     let text = std::fs::read_to_string(cx.config_path(&cx.profile)).unwrap_or_default();
     let grants = crate::consent::capabilities::read(&text, &p.key)
         .map_err(|e| ManagerError::Refused(e.to_string()))?;

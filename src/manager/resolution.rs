@@ -1,9 +1,15 @@
 //! What every operation that resolves shares: the plugins' requirements read from their
-//! store trees, and the resolution [`Request`] built from the operation's [`Context`].
+//! store trees, and the one place a resolution [`Request`] is built — from what it resolves
+//! against ([`Against`]: a home's [`Context`], or the flags alone for `resolve` and
+//! `catalog resolve-all`) — and `catalog resolve-all` itself.
+
+use std::path::Path;
 
 use super::{Context, ManagerError};
+use crate::catalog::resolve_all::{self, ResolveAll};
 use crate::exit::Code;
 use crate::generation::doc::GenPlugin;
+use crate::home::Layout;
 use crate::resolve::Request;
 use crate::resolve::inputs::{self, PluginInput};
 use crate::resolve::lock::Lock;
@@ -33,18 +39,91 @@ pub fn store_inputs(
         .collect()
 }
 
+/// What a resolution is against: core, interpreter, indexes, the quarantine window and its
+/// "now".
+#[derive(Debug, Clone)]
+pub struct Against {
+    /// Hermes core (`None`: no core).
+    pub core: Option<crate::resolve::inputs::CoreInputs>,
+    /// Core extras.
+    pub extras: Vec<String>,
+    /// The target interpreter.
+    pub python: std::path::PathBuf,
+    /// Where packages come from.
+    pub index: crate::resolve::engine::IndexConfig,
+    /// Quarantine window (days).
+    pub quarantine_days: u32,
+    /// "Now" for the quarantine.
+    pub now: jiff::Timestamp,
+}
+
+impl Against {
+    /// What the operation's context resolves against.
+    pub fn of(cx: &Context) -> Against {
+        Against {
+            core: cx.core.clone(),
+            extras: cx.extras.clone(),
+            python: cx.python.clone(),
+            index: cx.index.clone(),
+            quarantine_days: cx.quarantine_days,
+            now: cx.now,
+        }
+    }
+
+    /// The request resolving `plugins` with uv's cache in `layout`, preferring `previous`
+    /// (a lock) when given.
+    pub fn request(
+        self,
+        layout: &Layout,
+        plugins: Vec<PluginInput>,
+        previous: Option<Lock>,
+    ) -> Request {
+        Request {
+            core: self.core,
+            extras: self.extras,
+            plugins,
+            python: self.python,
+            cache_dir: layout.uv_cache(),
+            index: self.index,
+            quarantine_days: self.quarantine_days,
+            now: self.now,
+            previous,
+        }
+    }
+}
+
 /// The request resolving `plugins` with the context's core, interpreter, indexes and
 /// quarantine, preferring `previous` (the current lock) when given.
 pub fn request(cx: &Context, plugins: Vec<PluginInput>, previous: Option<Lock>) -> Request {
-    Request {
-        core: cx.core.clone(),
-        extras: cx.extras.clone(),
-        plugins,
-        python: cx.python.clone(),
-        cache_dir: cx.layout.uv_cache(),
-        index: cx.index.clone(),
-        quarantine_days: cx.quarantine_days,
-        now: cx.now,
-        previous,
+    Against::of(cx).request(&cx.layout, plugins, previous)
+}
+
+/// `catalog resolve-all DIR`: every entry of the catalog in `dir` resolved with core, alone
+/// and together, against `against` (never a home's settings: a catalog is checked against
+/// the core named for it). `layout` lends uv's cache and the git cache; checkouts go to a
+/// scratch directory removed afterwards. `progress` hears each step.
+pub fn resolve_catalog(
+    dir: &Path,
+    against: Against,
+    layout: &Layout,
+    progress: &mut dyn FnMut(&str),
+) -> Result<ResolveAll, ManagerError> {
+    let (entries, unusable) =
+        resolve_all::usable(crate::catalog::check::check(&[dir.to_path_buf()]));
+    if entries.is_empty() && unusable.is_empty() {
+        return Err(ManagerError::Usage(format!(
+            "{}: no catalog entries",
+            dir.display()
+        )));
     }
+    let base = against.request(layout, Vec::new(), None);
+    let scratch = tempfile::tempdir().map_err(ManagerError::environment)?;
+    Ok(resolve_all::resolve_all(
+        &entries,
+        &unusable,
+        &base,
+        &layout.git_cache(),
+        scratch.path(),
+        progress,
+    )?)
 }

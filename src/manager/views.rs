@@ -49,9 +49,9 @@ pub struct EnvPlugin {
     /// Its name.
     pub name: String,
     /// `native` / `portable`.
-    pub kind: String,
+    pub kind: crate::package::Kind,
     /// Manifest format.
-    pub format: String,
+    pub format: crate::package::Format,
     /// Its directory in the generation.
     pub path: PathBuf,
     /// Its tree hash (SRI).

@@ -216,17 +216,15 @@ fn store_plugins(req: &BuildRequest, root: &Path) -> Result<Vec<GenPlugin>, Buil
             ),
         };
         let loaded = crate::package::load_dir(&dir, crate::package::Mode::Runtime).ok();
+        let format = loaded
+            .as_ref()
+            .map_or(crate::package::Format::NativeV1, |l| l.format());
         plugins.push(GenPlugin {
             key: pin.key.clone(),
             name: pin.name.clone(),
             version: loaded.as_ref().and_then(|l| l.version()),
-            kind: match loaded.as_ref().map(|l| &l.content) {
-                Some(crate::package::Content::Portable(_)) => "portable".into(),
-                _ => "native".into(),
-            },
-            format: loaded
-                .as_ref()
-                .map_or("native-v1".into(), |l| l.format().as_str().to_string()),
+            kind: format.kind(),
+            format,
             source: Provenance {
                 spec,
                 url,

@@ -23,7 +23,6 @@ pub enum ExprError {
     Sdist {
         /// Package name.
         name: String,
-        /// Version.
         version: String,
         /// The locked file.
         file: String,
@@ -35,7 +34,6 @@ pub enum ExprError {
     PlatformWheel {
         /// Package name.
         name: String,
-        /// Version.
         version: String,
         /// The locked file.
         file: String,
@@ -49,7 +47,6 @@ pub enum ExprError {
     Unpinned {
         /// Package name.
         name: String,
-        /// Version.
         version: String,
     },
 }

@@ -22,7 +22,6 @@ pub const NIX_LOCK_VERSION: u32 = 1;
 pub enum Fetch {
     /// `pkgs.fetchFromGitHub { owner; repo; rev; hash; }`.
     Github {
-        /// Owner.
         owner: String,
         /// Repository.
         repo: String,
@@ -201,7 +200,7 @@ fn pin(plugin: &InstalledPlugin, git_cache: &Path, scratch: &Path) -> Result<Nix
             subdir: source.subdir.clone(),
             hash,
             tree: plugin.tree.clone(),
-            format: Some(plugin.format.clone()),
+            format: Some(plugin.format.to_string()),
         });
     }
     let path = match &source.spec {
@@ -221,7 +220,7 @@ fn pin(plugin: &InstalledPlugin, git_cache: &Path, scratch: &Path) -> Result<Nix
         subdir: None,
         hash: plugin.tree.clone(),
         tree: plugin.tree.clone(),
-        format: Some(plugin.format.clone()),
+        format: Some(plugin.format.to_string()),
     })
 }
 

@@ -204,71 +204,48 @@ pub enum PythonRuntime {
     External,
 }
 
-/// A typed `plugin.yaml`.
+/// A typed `plugin.yaml`. A field documented by nothing else is the manifest key of the same
+/// name, as written there (with its position where it is `Spanned`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Manifest {
     /// `manifest_version` (1 when absent or invalid).
     pub manifest_version: i64,
     /// Where `manifest_version` was written.
     pub manifest_version_pos: Option<Pos>,
-    /// `name`.
     pub name: Option<Spanned<String>>,
-    /// `version`.
     pub version: Option<Spanned<String>>,
-    /// `description`.
     pub description: Option<Spanned<String>>,
-    /// `author`.
     pub author: Option<Author>,
     /// `kind` (standalone when absent or unknown).
     pub kind: Option<Spanned<Kind>>,
-    /// `label`.
     pub label: Option<Spanned<String>>,
-    /// `provides_tools`.
     pub provides_tools: Vec<Spanned<String>>,
     /// `provides_hooks` plus the legacy `hooks`.
     pub provides_hooks: Vec<Spanned<String>>,
-    /// `provides_middleware`.
     pub provides_middleware: Vec<Spanned<String>>,
-    /// `requires_env`.
     pub requires_env: Vec<EnvVar>,
-    /// `optional_env`.
     pub optional_env: Vec<EnvVar>,
-    /// `capabilities`.
     pub capabilities: Vec<Spanned<String>>,
-    /// `requires_auth`.
     pub requires_auth: Vec<Spanned<String>>,
-    /// `provides_locales`.
     pub provides_locales: Vec<LocaleDecl>,
     /// Where `provides_locales` was written.
     pub provides_locales_pos: Option<Pos>,
-    /// `platforms`.
     pub platforms: Vec<Spanned<String>>,
     /// `external_dependencies` (programs the plugin needs on the host), as Hermes reads them
     /// (`hermes_cli/web_server.py` `_memory_provider_setup_manifest`, `memory_setup.py`).
     pub external_dependencies: Vec<ExternalDependency>,
-    /// `provides_web_providers`.
     pub provides_web_providers: Vec<Spanned<String>>,
-    /// `provides_browser_providers`.
     pub provides_browser_providers: Vec<Spanned<String>>,
     /// `pip_dependencies` (legacy).
     pub pip_dependencies: Vec<Spanned<String>>,
-    /// `python_dependencies`.
     pub python_dependencies: Vec<Spanned<String>>,
-    /// `requires_hermes`.
     pub requires_hermes: Option<Spanned<String>>,
-    /// `api_version`.
     pub api_version: Option<Spanned<i64>>,
-    /// `license`.
     pub license: Option<Spanned<String>>,
-    /// `homepage`.
     pub homepage: Option<Spanned<String>>,
-    /// `tags`.
     pub tags: Vec<Spanned<String>>,
-    /// `requires_plugins`.
     pub requires_plugins: Vec<PluginRequirement>,
-    /// `config_schema`.
     pub config_schema: Vec<ConfigField>,
-    /// `python_runtime`.
     pub python_runtime: Option<Spanned<PythonRuntime>>,
     /// `emits` (event-bus names, advisory).
     pub emits: Vec<Spanned<String>>,

@@ -29,8 +29,10 @@ pub use manifest::Manifest;
 pub use pip::PipPackage;
 pub use portable::PortablePackage;
 
-/// The manifest format of a package, as reports name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The manifest format of a package, as reports, `installed.json` and `generation.json` name
+/// it (`native-v1`, `native-v2`, `portable`, `pip`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Format {
     /// `plugin.yaml` without `manifest_version` (or 1).
     NativeV1,
@@ -51,6 +53,41 @@ impl Format {
             Format::Portable => "portable",
             Format::Pip => "pip",
         }
+    }
+
+    /// The kind of plugin a package of this format is: a pip-distributed plugin is loaded
+    /// as Hermes loads portable ones (from the generation's environment, not `plugins/`).
+    pub fn kind(self) -> Kind {
+        match self {
+            Format::NativeV1 | Format::NativeV2 => Kind::Native,
+            Format::Portable | Format::Pip => Kind::Portable,
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What kind of plugin an installed package is: `native` (`plugin.yaml` + `register(ctx)`)
+/// or `portable` (Agent Plugins, pip entry points).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// A native Hermes plugin.
+    Native,
+    /// A portable plugin.
+    Portable,
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Kind::Native => "native",
+            Kind::Portable => "portable",
+        })
     }
 }
 

@@ -260,15 +260,20 @@ fn parse_entry_points(
     (plugins, capabilities)
 }
 
+/// A wheel entry that could not be unpacked, naming it.
+fn unpack_error(name: &str, e: &std::io::Error) -> String {
+    format!("cannot unpack `{}`: {e}", crate::text::escape(name))
+}
+
 /// Reads a wheel: its metadata and entry points, unpacked into a temporary directory (entry
 /// names checked, at most [`WHEEL_UNPACK_LIMIT`] bytes) so its modules can be analysed.
 pub fn read_wheel(path: &Path, out: &mut Vec<Diagnostic>) -> Result<(PipPackage, PathBuf), String> {
-    let file = crate::files::open_regular(path).map_err(|e| e.to_string())?;
+    let file = crate::files::open_regular(path).map_err(|e| format!("cannot open it: {e}"))?;
     let mut archive = zip::ZipArchive::new(file).map_err(|e| format!("not a wheel: {e}"))?;
     let tmp = tempfile::Builder::new()
         .prefix("hermes-plugins-wheel-")
         .tempdir()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| format!("cannot make a directory to unpack it in: {e}"))?;
     let mut unpacked: u64 = 0;
     let mut dist_info = None;
     for i in 0..archive.len() {
@@ -291,11 +296,11 @@ pub fn read_wheel(path: &Path, out: &mut Vec<Diagnostic>) -> Result<(PipPackage,
         }
         let target = tmp.path().join(&name);
         if entry.is_dir() {
-            std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(&target).map_err(|e| unpack_error(&name, &e))?;
             continue;
         }
         if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(parent).map_err(|e| unpack_error(&name, &e))?;
         }
         let mut bytes = Vec::new();
         let remaining = WHEEL_UNPACK_LIMIT.saturating_sub(unpacked);
@@ -309,7 +314,7 @@ pub fn read_wheel(path: &Path, out: &mut Vec<Diagnostic>) -> Result<(PipPackage,
                 "it unpacks to more than {WHEEL_UNPACK_LIMIT} bytes"
             ));
         }
-        std::fs::write(&target, bytes).map_err(|e| e.to_string())?;
+        std::fs::write(&target, bytes).map_err(|e| unpack_error(&name, &e))?;
     }
     let dist_info = dist_info.ok_or("it has no .dist-info directory")?;
     let rel = format!("{dist_info}/entry_points.txt");

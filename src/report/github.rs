@@ -15,8 +15,10 @@ fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// Renders every finding as a workflow command, then a summary line.
-pub fn render(report: &Report) -> String {
+/// Renders every finding as a workflow command, then a summary line naming the command that
+/// made the report (`tool`: `validate`, `catalog check`, `catalog review`) and what it
+/// counted (`items`: `package(s)`, `entry file(s)`).
+pub fn render(report: &Report, tool: &str, items: &str) -> String {
     let mut out = String::new();
     for package in &report.packages {
         for f in &package.findings {
@@ -42,7 +44,7 @@ pub fn render(report: &Report) -> String {
     }
     let s = report.summary;
     out.push_str(&format!(
-        "hermes-plugins validate: {} package(s), {} ok, {} failed; {} error(s), {} warning(s)\n",
+        "hermes-plugins {tool}: {} {items}, {} ok, {} failed; {} error(s), {} warning(s)\n",
         s.packages, s.ok, s.failed, s.errors, s.warnings
     ));
     out

@@ -154,11 +154,8 @@ pub struct RegistrationsReport {
     /// `file:line` of the register function.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry: Option<String>,
-    /// Tools.
     pub tools: Vec<RegistrationEntry>,
-    /// Hooks.
     pub hooks: Vec<RegistrationEntry>,
-    /// Middleware.
     pub middleware: Vec<RegistrationEntry>,
     /// Registration calls (or hand-offs of ctx) whose names are not known statically.
     pub undetermined: Vec<UndeterminedEntry>,
@@ -200,9 +197,7 @@ pub struct UndeterminedEntry {
     /// `tool`, `hook`, `middleware`, or absent for ctx handed to code that cannot be followed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    /// File.
     pub file: String,
-    /// Line.
     pub line: u32,
     /// The expression (or call) that could not be evaluated.
     pub expression: String,
@@ -309,9 +304,7 @@ pub struct Finding {
 /// Error, warning and info counts.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Counts {
-    /// Errors.
     pub errors: usize,
-    /// Warnings.
     pub warnings: usize,
     /// Informational notes.
     pub infos: usize,

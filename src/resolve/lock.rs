@@ -16,9 +16,7 @@ pub struct LockPython {
     pub version: String,
     /// Implementation name.
     pub implementation: String,
-    /// `sys_platform`.
     pub sys_platform: String,
-    /// `platform_machine`.
     pub platform_machine: String,
 }
 
@@ -60,7 +58,6 @@ pub struct LockExcluded {
 pub struct LockPackage {
     /// Normalised name.
     pub name: String,
-    /// Version.
     pub version: String,
     /// The index it comes from.
     #[serde(skip_serializing_if = "Option::is_none", default)]

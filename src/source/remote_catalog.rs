@@ -407,7 +407,7 @@ async fn get_feed(
         .read_timeout(Duration::from_secs(30))
         .user_agent(concat!("hermes-plugins/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| describe(&e))?;
     let mut request = client.get(url);
     if let Some(etag) = &previous.etag {
         request = request.header(reqwest::header::IF_NONE_MATCH, etag);

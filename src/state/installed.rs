@@ -24,9 +24,9 @@ pub struct InstalledPlugin {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// `native` or `portable`.
-    pub kind: String,
+    pub kind: crate::package::Kind,
     /// `native-v1`, `native-v2` or `portable`.
-    pub format: String,
+    pub format: crate::package::Format,
     /// Where it came from.
     pub source: Provenance,
     /// The store tree (SRI NAR sha256).

@@ -52,9 +52,7 @@ pub enum ProfileError {
     Invalid {
         /// The file.
         path: PathBuf,
-        /// Line.
         line: u32,
-        /// Column.
         column: u32,
         /// What is wrong.
         message: String,

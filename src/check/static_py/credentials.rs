@@ -18,7 +18,6 @@ use super::source::{Index, PyModule};
 pub struct CredentialAccess {
     /// What is accessed (`.env`, `auth.json`, `~/.aws/credentials`, …).
     pub what: String,
-    /// File.
     pub file: String,
     /// Position.
     pub pos: crate::located::Pos,

@@ -27,7 +27,6 @@ pub enum Val<'t> {
     Int(i64),
     /// A known boolean.
     Bool(bool),
-    /// `None`.
     None,
     /// Some number whose value does not matter.
     Num,

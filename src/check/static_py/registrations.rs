@@ -77,7 +77,6 @@ pub struct Registration {
 pub struct Undetermined {
     /// What was being registered (`None` for a `ctx` hand-off).
     pub kind: Option<RegKind>,
-    /// File.
     pub file: String,
     /// Position.
     pub pos: Pos,

@@ -8,7 +8,6 @@ use crate::pkgfs::PackageRoot;
 /// One self-updater.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SelfUpdater {
-    /// File.
     pub file: String,
     /// Line of the download URL.
     pub pos: Pos,

@@ -4,12 +4,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::consent::{self, Decisions};
 use super::{Change, NOTHING_CHANGED};
 use crate::consent::audit;
 use crate::consent::surface::SurfaceDiff;
 use crate::exit::Code;
 use crate::generation::doc::{GenPlugin, GenerationDoc};
-use crate::manager::consent_step::{self, Decisions};
 use crate::manager::plan::PlanItem;
 use crate::manager::{Context, DepsConsent, ManagerError, Prompter};
 use crate::resolve::inputs::{self, PluginInput};
@@ -116,7 +116,7 @@ pub(super) fn consent(
     if !granted {
         let code = match change.deps {
             DepsConsent::No => Code::ConsentRefused,
-            _ => consent_step::consent_code(prompter),
+            _ => consent::refusal_code(prompter),
         };
         let names: Vec<&str> = asks.iter().map(|(n, _, _)| n.as_str()).collect();
         let way = match change.deps {

@@ -20,17 +20,16 @@
 mod consent;
 mod dependencies;
 mod digest;
-mod publish;
+pub(super) mod publish;
 mod requirements;
 mod resolve;
 mod select;
 
-use super::consent_step::{Decisions, GrantFlags};
 use super::plan::{Plan, PlanItem, PlanMode};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::exit::Code;
-use crate::generation::build;
 use crate::generation::doc::{GenPlugin, GenerationDoc};
+use crate::known;
 use crate::state::installed::Installed;
 use crate::store::Store;
 
@@ -43,6 +42,46 @@ pub enum SelectionEdit {
     Disable(String),
     /// Remove from both.
     Forget(String),
+}
+
+/// Capability flags of the command (CAP-4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrantFlags {
+    /// The plugin keys the flags apply to (in the command's profile).
+    pub targets: Vec<String>,
+    /// `--grant CAP` (and `--allow-tool-override`).
+    pub grant: Vec<String>,
+    /// `--revoke CAP` (and `--no-allow-tool-override`).
+    pub revoke: Vec<String>,
+}
+
+impl GrantFlags {
+    /// Checks every id against the registry (unknown ids are a usage error).
+    pub fn check(&self) -> Result<(), ManagerError> {
+        for id in self.grant.iter().chain(&self.revoke) {
+            if known::capability(id).is_none() {
+                let ids: Vec<&str> = known::CAPABILITIES.iter().map(|c| c.id).collect();
+                return Err(ManagerError::Usage(format!(
+                    "unknown capability `{id}` (known: {})",
+                    ids.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SelectionEdit {
+    /// The edit applied to a `config.yaml` text: the lists only (what else a disable or a
+    /// removal takes with it is [`select`]'s).
+    pub fn edit_text(&self, text: &str) -> Result<String, crate::state::config_edit::EditError> {
+        use crate::state::config_edit;
+        match self {
+            SelectionEdit::Enable(n) => config_edit::enable(text, n),
+            SelectionEdit::Disable(n) => config_edit::disable(text, n),
+            SelectionEdit::Forget(n) => config_edit::forget(text, n),
+        }
+    }
 }
 
 /// What to change.
@@ -185,23 +224,13 @@ fn generation_plugins(
 ) -> Vec<GenPlugin> {
     keys.iter()
         .filter_map(|k| installed.plugins.get(k))
-        .map(|p| GenPlugin {
-            key: p.key.clone(),
-            name: p.name.clone(),
-            version: p.version.clone(),
-            kind: p.kind.clone(),
-            format: p.format.clone(),
-            source: p.source.clone(),
-            commit: p.source.commit.clone(),
-            tree: p.tree.clone(),
-            store_key: p.store_key.clone(),
-            path: build::plugin_path(&p.key),
-            requires_env: manifests
+        .map(|p| {
+            let requires_env = manifests
                 .of(&p.key)
                 .env
                 .iter()
-                .map(|(name, ..)| name.clone())
-                .collect(),
+                .map(|(name, ..)| name.clone());
+            GenPlugin::of(p, requires_env.collect())
         })
         .collect()
 }
@@ -309,10 +338,10 @@ pub fn apply(
 
     // 1. Selections.
     let mut selected = select::select(cx, &change, &installed, feedback)?;
-    let mut decisions = Decisions {
+    let mut decisions = consent::Decisions {
         plan: planning.then(|| change.plan_notes.clone()),
         audit: std::mem::take(&mut selected.revocations),
-        ..Decisions::default()
+        ..consent::Decisions::default()
     };
     let snapshot = installed.clone();
     let mut manifests = consent::Manifests::new(&store, &snapshot);
@@ -325,9 +354,7 @@ pub fn apply(
         &mut selected,
         current.as_ref(),
         &mut manifests,
-        prompter,
-        feedback,
-        &mut decisions,
+        consent::Asker::new(prompter, feedback, &mut decisions),
     )?;
 
     // 3. Requirements.
@@ -367,12 +394,8 @@ pub fn apply(
             );
             return Ok(planned(previous, Vec::new(), keys, plan));
         }
-        let files = publish::UserFiles {
-            states: &selected.states,
-            change: &change,
-            decisions: &decisions,
-        };
-        publish::edit_only(cx, &files, previous)?;
+        let files = publish::UserFiles::of(&selected.states, &change, &decisions);
+        publish::switch(cx, &files, previous)?;
         let held = held_back(cx, &snapshot, &keys, kept_out);
         return Ok(unpublished(previous, keys, held));
     }
@@ -403,11 +426,7 @@ pub fn apply(
     }
 
     // 7. Publication.
-    let files = publish::UserFiles {
-        states: &selected.states,
-        change: &change,
-        decisions: &decisions,
-    };
+    let files = publish::UserFiles::of(&selected.states, &change, &decisions);
     let (number, changes) = publish::publish(
         cx,
         &files,

@@ -3,8 +3,10 @@
 //! journaled transaction; or, when the inputs did not change, only the user files.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::Change;
+use super::consent::Decisions;
 use super::digest::{core_identity, index_record, input_changes, lock_changes};
 use super::resolve::Resolved;
 use super::select::ProfileState;
@@ -13,50 +15,75 @@ use crate::exit::Code;
 use crate::generation::build::{self, BuildInputs};
 use crate::generation::doc::{self, GenPlugin, GenerationDoc, ProfileSelection, PythonEnv};
 use crate::generation::transaction::Transaction;
-use crate::manager::consent_step::Decisions;
 use crate::manager::{Context, Feedback, ManagerError};
+use crate::state::installed::Installed;
 
-/// The user files a change edits: every profile's `config.yaml` whose text changed,
-/// `installed.json` when the change carries one, `.env` when values were entered (0600).
-pub(super) struct UserFiles<'a> {
-    /// The profiles.
-    pub states: &'a BTreeMap<String, ProfileState>,
-    /// The change.
-    pub change: &'a Change,
-    /// The consent decisions (the new `.env` text).
-    pub decisions: &'a Decisions,
+/// The user files a change edits: the `config.yaml` of every profile whose text changed,
+/// `installed.json` when the change carries one, `.env` when values were entered (0600) —
+/// and the audit entries appended once they are committed.
+pub(in crate::manager) struct UserFiles<'a> {
+    /// The operation, for the journal (`enable weather`, `rollback to 3`).
+    pub operation: &'a str,
+    /// Each edited `config.yaml` and its new text.
+    pub configs: Vec<(&'a Path, &'a str)>,
+    /// The installed state to write.
+    pub installed: Option<&'a Installed>,
+    /// The new `.env` text.
+    pub env_text: Option<&'a str>,
+    /// What was decided, to audit.
+    pub audit: &'a [audit::AuditEntry],
 }
 
-impl UserFiles<'_> {
+impl<'a> UserFiles<'a> {
+    /// The files `change` edits, with the profiles' texts as phase 1 and consent left them.
+    pub(super) fn of(
+        states: &'a BTreeMap<String, ProfileState>,
+        change: &'a Change,
+        decisions: &'a Decisions,
+    ) -> UserFiles<'a> {
+        UserFiles {
+            operation: &change.operation,
+            configs: states
+                .values()
+                .filter(|state| {
+                    state.original.as_deref() != Some(state.text.as_str())
+                        && !(state.original.is_none() && state.text.is_empty())
+                })
+                .map(|state| (state.config.as_path(), state.text.as_str()))
+                .collect(),
+            installed: change.installed.as_ref(),
+            env_text: decisions.env_text.as_deref(),
+            audit: &decisions.audit,
+        }
+    }
+
     /// Adds the edits to `tx`.
     fn edit(&self, cx: &Context, tx: &mut Transaction) -> Result<(), ManagerError> {
-        for state in self.states.values() {
-            if state.original.as_deref() != Some(state.text.as_str())
-                && !(state.original.is_none() && state.text.is_empty())
-            {
-                tx.edit_file(&state.config, state.text.as_bytes())?;
-            }
+        for (config, text) in &self.configs {
+            tx.edit_file(config, text.as_bytes())?;
         }
-        if let Some(new) = &self.change.installed {
+        if let Some(new) = self.installed {
             tx.edit_file(&cx.layout.installed(), new.to_json().as_bytes())?;
         }
-        if let Some(text) = &self.decisions.env_text {
+        if let Some(text) = self.env_text {
             tx.edit_file_mode(&cx.layout.env_file(), text.as_bytes(), Some(0o600))?;
         }
         Ok(())
     }
 }
 
-/// The inputs did not change: the user files change, `current` stays.
-pub(super) fn edit_only(
+/// Edits the user files and points `current` at generation `to`, already published — the
+/// current one when a change's inputs did not move, an older one on rollback — in one
+/// transaction; then appends the audit.
+pub(in crate::manager) fn switch(
     cx: &Context,
     files: &UserFiles,
-    current: Option<u64>,
+    to: Option<u64>,
 ) -> Result<(), ManagerError> {
-    let mut tx = Transaction::begin_switch(&cx.layout, &files.change.operation, current)?;
+    let mut tx = Transaction::begin_switch(&cx.layout, files.operation, to)?;
     files.edit(cx, &mut tx)?;
     tx.commit()?;
-    append_audit(cx, &files.decisions.audit);
+    append_audit(cx, files.audit);
     Ok(())
 }
 
@@ -95,7 +122,7 @@ pub(super) fn publish(
     feedback: &mut dyn Feedback,
 ) -> Result<(u64, Vec<String>), ManagerError> {
     let started = std::time::Instant::now();
-    let operation = &files.change.operation;
+    let operation = files.operation;
     let Publication {
         digest,
         plugins,
@@ -109,7 +136,7 @@ pub(super) fn publish(
         number: 0,
         parent: previous,
         created: doc::created_at(cx.source_date_epoch),
-        operation: operation.clone(),
+        operation: operation.to_string(),
         inputs_digest: digest,
         resolution_digest: resolution_digest.clone(),
         index: Some(index_record(&cx.index)),
@@ -194,7 +221,7 @@ pub(super) fn publish(
         return Err(e);
     }
     tx.commit()?;
-    append_audit(cx, &files.decisions.audit);
+    append_audit(cx, files.audit);
     tracing::debug!("published in {:?}", started.elapsed());
     let changes = current
         .map(|old| input_changes(old, &built))

@@ -144,43 +144,43 @@ pub(super) fn select(
             );
         }
         let state = states.get_mut(profile).expect("inserted above");
-        let edited = match edit {
+        let aliases = match edit {
+            SelectionEdit::Enable(_) => Vec::new(),
+            SelectionEdit::Disable(name) | SelectionEdit::Forget(name) => {
+                aliases_of(&state.enabled, installed, name)
+            }
+        };
+        let edited = edit.edit_text(&state.text).and_then(|text| match edit {
             SelectionEdit::Enable(name) => {
                 state.enabled.insert(name.clone());
                 state.disabled.remove(name);
-                config_edit::enable(&state.text, name)
+                Ok(text)
             }
             SelectionEdit::Disable(name) => {
-                let aliases = aliases_of(&state.enabled, installed, name);
                 state.enabled.remove(name);
                 state.disabled.insert(name.clone());
-                config_edit::disable(&state.text, name)
-                    .and_then(|text| forget_all(text, &aliases, &mut state.enabled))
+                forget_all(text, &aliases, &mut state.enabled)
             }
             SelectionEdit::Forget(name) => {
-                let aliases = aliases_of(&state.enabled, installed, name);
                 state.enabled.remove(name);
                 state.disabled.remove(name);
-                config_edit::forget(&state.text, name)
-                    .and_then(|text| forget_all(text, &aliases, &mut state.enabled))
-                    .and_then(|text| {
-                        // Removed: nothing it was granted survives for whatever comes next
-                        // under this name.
-                        let (text, revoked) =
-                            crate::consent::capabilities::revoke_all(&text, name)?;
-                        if !revoked.is_empty() {
-                            revocations.push(AuditEntry::now(
-                                profile.clone(),
-                                name.clone(),
-                                "revoke",
-                                revoked.into_iter().collect(),
-                                "remove",
-                            ));
-                        }
-                        Ok(text)
-                    })
+                forget_all(text, &aliases, &mut state.enabled).and_then(|text| {
+                    // Removed: nothing it was granted survives for whatever comes next
+                    // under this name.
+                    let (text, revoked) = crate::consent::capabilities::revoke_all(&text, name)?;
+                    if !revoked.is_empty() {
+                        revocations.push(AuditEntry::now(
+                            profile.clone(),
+                            name.clone(),
+                            "revoke",
+                            revoked.into_iter().collect(),
+                            "remove",
+                        ));
+                    }
+                    Ok(text)
+                })
             }
-        };
+        });
         state.text = edited
             .map_err(|e| ManagerError::Refused(format!("{}: {e}", state.config.display())))?;
     }

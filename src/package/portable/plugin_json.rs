@@ -41,24 +41,17 @@ pub struct PortableAuthor {
     pub url: Option<String>,
 }
 
-/// A valid `plugin.json`.
+/// A valid `plugin.json`. A field documented by nothing else is the key of the same name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginJson {
-    /// `name`.
     pub name: Spanned<String>,
     /// `version` (a free string; never required to be SemVer).
     pub version: Option<String>,
-    /// `description`.
     pub description: Option<String>,
-    /// `author`.
     pub author: Option<PortableAuthor>,
-    /// `homepage`.
     pub homepage: Option<String>,
-    /// `repository`.
     pub repository: Option<String>,
-    /// `license`.
     pub license: Option<String>,
-    /// `keywords`.
     pub keywords: Vec<String>,
     /// Extension namespaces present, in order.
     pub extensions: Vec<String>,
