@@ -19,6 +19,8 @@ impl EnvVars {
     pub const HERMES_HOME: &'static str = "HERMES_HOME";
     /// The user's home: `~/.hermes` when `HERMES_HOME` is unset; `~` in messages.
     pub const HOME: &'static str = "HOME";
+    /// Set by a shell asking for completions (`COMPLETE=bash`, clap_complete's protocol).
+    pub const COMPLETE: &'static str = "COMPLETE";
     /// Where programs are found (`hermes` for an installed core, `--python NAME`).
     pub const PATH: &'static str = "PATH";
     /// `--core`.

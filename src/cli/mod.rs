@@ -206,12 +206,20 @@ pub fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             if wants_json(&args) {
+                // clap's message up to its usage line, on one line: "the following required
+                // arguments were not provided: <SOURCE>", not its first line alone.
                 let text = err.to_string();
                 let message = text
                     .lines()
-                    .next()
-                    .unwrap_or("invalid arguments")
-                    .trim_start_matches("error: ");
+                    .take_while(|l| !l.starts_with("Usage:"))
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let message = match message.trim_start_matches("error: ") {
+                    "" => "invalid arguments",
+                    m => m,
+                };
                 let doc = CliError::usage(message).to_json();
                 let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
                 let _ = printer::write_stdout(format!("{text}\n").as_bytes());

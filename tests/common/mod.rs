@@ -27,7 +27,13 @@ pub fn fixture(rel: &str) -> PathBuf {
 
 /// The binary under test, run from the repository root.
 pub fn bin() -> Command {
-    let mut cmd = Command::cargo_bin("hermes-plugins").expect("binary builds");
+    Command::from_std(std_bin())
+}
+
+/// [`bin`] as a `std::process::Command` (for where its output goes, or spawning).
+pub fn std_bin() -> std::process::Command {
+    #[allow(deprecated)]
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("hermes-plugins"));
     cmd.current_dir(repo());
     cmd.env_remove("HERMES_PLUGINS_CORE");
     cmd.env("HERMES_PLUGINS_NO_CORE", "1");

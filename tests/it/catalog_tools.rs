@@ -453,6 +453,10 @@ fn several_catalogs_the_first_has_precedence() {
     assert_eq!(results.len(), 1, "{hits:#}");
     assert_eq!(results[0]["description"], "private pin");
     assert_eq!(results[0]["catalog"], private.as_str());
+    // …and for people too.
+    let (code, out, err) = c.run_with(&["search", "forecast"], &ordered);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(&format!("(from {private})")), "{out}");
     // catalog update names each catalog, in order.
     let (code, out, err) = c.run_with(&["--json", "catalog", "update"], &ordered);
     assert_eq!(code, Some(0), "{err}");

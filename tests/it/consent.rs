@@ -1485,3 +1485,44 @@ fn show_is_text_for_people_unless_json() {
     }
     assert_eq!(w.json(&["show", "shown"])["plugin"]["key"], "shown");
 }
+
+/// A revoke takes the legacy key out of `config.yaml` with the `llm:` mapping it sat in
+/// (no `llm: {}` left behind), and so does `remove`; an update of a plugin installed from a
+/// plain directory says its contents changed (there are no commits to show) and which
+/// generation it replaced.
+#[test]
+fn revokes_leave_no_empty_mapping_and_directory_updates_say_what_moved() {
+    let w = World::new();
+    let dir = w.tmp.path().join("modeler");
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest = "capabilities:\n  - llm.model_override\n";
+    for (path, text) in files("modeler", "1.0.0", manifest, &["pick"]) {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    let source = dir.to_str().unwrap();
+    w.ok(&[
+        "install",
+        source,
+        "--enable",
+        "--grant",
+        "llm.model_override",
+    ]);
+    assert!(
+        config(&w).contains("allow_model_override: true"),
+        "{}",
+        config(&w)
+    );
+    w.ok(&["capabilities", "modeler", "--revoke", "llm.model_override"]);
+    assert!(!config(&w).contains("llm"), "{}", config(&w));
+    w.ok(&["capabilities", "modeler", "--grant", "llm.model_override"]);
+    assert!(config(&w).contains("llm:"), "{}", config(&w));
+
+    std::fs::write(dir.join("README.md"), "changed\n").unwrap();
+    let out = w.ok(&["update", "modeler", "--yes"]);
+    assert!(!out.contains("- -> -"), "{out}");
+    assert!(out.contains("its directory's contents changed"), "{out}");
+    assert!(out.contains("is current (was "), "{out}");
+
+    w.ok(&["remove", "modeler"]);
+    assert!(!config(&w).contains("llm"), "{}", config(&w));
+}

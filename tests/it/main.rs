@@ -11,6 +11,7 @@ mod catalog_tools;
 mod consent;
 mod crash;
 mod disk;
+mod docs_walk;
 mod generations;
 mod load;
 mod network;

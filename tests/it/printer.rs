@@ -219,7 +219,7 @@ fn completion_offers_the_installed_plugins() {
     assert!(registration.status.success());
     let script = w.tmp.path().join("complete.bash");
     std::fs::write(&script, &registration.stdout).unwrap();
-    let complete = |words: &[&str]| {
+    let complete_in = |home: &std::path::Path, words: &[&str]| {
         let line = words.join(" ");
         let current = words.last().unwrap();
         let previous = words[words.len() - 2];
@@ -231,7 +231,7 @@ fn completion_offers_the_installed_plugins() {
         let out = std::process::Command::new("bash")
             .arg("-c")
             .arg(program)
-            .env("HERMES_HOME", &w.home)
+            .env("HERMES_HOME", home)
             .output()
             .unwrap();
         let mut got: Vec<String> = String::from_utf8_lossy(&out.stdout)
@@ -242,7 +242,27 @@ fn completion_offers_the_installed_plugins() {
         got.sort();
         got
     };
+    let complete = |words: &[&str]| complete_in(&w.home, words);
     assert_eq!(complete(&["hermes-plugins", "enable", "we"]), ["weather"]);
+    // A `--home` on the line wins over HERMES_HOME, as when the line runs.
+    let elsewhere = w.tmp.path().join("empty-home");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    assert!(complete_in(&elsewhere, &["hermes-plugins", "enable", "we"]).is_empty());
+    let home = w.home.display().to_string();
+    assert_eq!(
+        complete_in(
+            &elsewhere,
+            &["hermes-plugins", "--home", &home, "enable", "we"]
+        ),
+        ["weather"]
+    );
+    assert_eq!(
+        complete_in(
+            &elsewhere,
+            &["hermes-plugins", &format!("--home={home}"), "enable", "we"]
+        ),
+        ["weather"]
+    );
     // Nothing typed: every installed plugin (and the options).
     let all: Vec<String> = complete(&["hermes-plugins", "remove", "''"])
         .into_iter()

@@ -317,6 +317,31 @@ fn usage_and_environment_errors_have_their_exit_codes() {
     let out = run(&["validate", empty.path().to_str().unwrap()]);
     assert_eq!(out.code, 1, "no plugin found is a failure");
     assert!(out.stderr.contains("no plugin found"));
+    // The error alone: no "ok" summary of nothing before it, and said once.
+    assert!(out.stdout.trim().is_empty(), "{}", out.stdout);
+    assert_eq!(
+        out.stderr.matches("no plugin found").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    // A machine format still gets its document.
+    let out = run(&[
+        "validate",
+        "--format",
+        "json",
+        empty.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 1);
+    let doc: Value = serde_json::from_str(&out.stdout).expect("a report");
+    assert_eq!(doc["summary"]["packages"], 0, "{doc:#}");
+
+    // A missing argument is named in the --json error, not only on stderr.
+    let out = run(&["--json", "install"]);
+    assert_eq!(out.code, 2);
+    let doc: Value = serde_json::from_str(&out.stdout).expect("--json usage errors are JSON");
+    let message = doc["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("<SOURCE>"), "{doc:#}");
 }
 
 #[test]
@@ -706,4 +731,23 @@ fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// `install` of a pip-distributed plugin is refused naming what the user named, not the
+/// scratch copy under `<home>/pm/tmp` it validated.
+#[test]
+fn a_refused_pip_plugin_is_named_as_given() {
+    let home = tempfile::tempdir().unwrap();
+    let out = crate::common::bin()
+        .env("HERMES_HOME", home.path())
+        .args(["install", "fixtures/pip/no-register"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("fixtures/pip/no-register is a pip-distributed plugin"),
+        "{err}"
+    );
+    assert!(!err.contains("pm/tmp"), "{err}");
 }
