@@ -26,6 +26,7 @@ pub mod manager;
 #[cfg(feature = "manager")]
 pub mod nix;
 pub mod package;
+pub mod parallel;
 pub mod pkgfs;
 pub mod report;
 pub mod resolve;

@@ -83,8 +83,6 @@ const FETCH_JOBS: usize = 4;
 /// time; entries of the same repository go one after the other in one worker, so its cached
 /// bare repository is fetched into once. Results are in `entries`' order.
 fn fetch_all(entries: &[&Entry], scratch: &Path, git_cache: &Path) -> Vec<Fetched> {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut by_repo: std::collections::HashMap<String, usize> = Default::default();
     for (i, entry) in entries.iter().enumerate() {
@@ -95,25 +93,20 @@ fn fetch_all(entries: &[&Entry], scratch: &Path, git_cache: &Path) -> Vec<Fetche
         });
         groups[group].push(i);
     }
-    let results: Mutex<Vec<Option<Fetched>>> =
-        Mutex::new((0..entries.len()).map(|_| None).collect());
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..FETCH_JOBS.min(groups.len()) {
-            scope.spawn(|| {
-                while let Some(group) = groups.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    for &i in group {
-                        let input =
-                            entry_input(entries[i], &scratch.join(format!("{i}")), git_cache);
-                        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(input);
-                    }
-                }
-            });
-        }
+    let fetched = crate::parallel::map(&groups, FETCH_JOBS, None, |group| {
+        group
+            .iter()
+            .map(|&i| {
+                let input = entry_input(entries[i], &scratch.join(format!("{i}")), git_cache);
+                (i, input)
+            })
+            .collect::<Vec<_>>()
     });
+    let mut results: Vec<Option<Fetched>> = (0..entries.len()).map(|_| None).collect();
+    for (i, input) in fetched.into_iter().flatten() {
+        results[i] = Some(input);
+    }
     results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(("fetch", "not fetched".to_string()))))
         .collect()

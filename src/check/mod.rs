@@ -152,38 +152,13 @@ pub fn run_all<P: std::borrow::Borrow<LoadedPackage> + Sync>(
     packages: &[P],
     cx: &Context<'_>,
 ) -> Vec<Result<Outcome, probe::ProbeError>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(packages.len())
-        .max(1);
-    if workers == 1 {
-        return packages.iter().map(|p| run(p.borrow(), cx)).collect();
-    }
     // Largest packages first, so one big package does not finish last on its own.
     let mut order: Vec<usize> = (0..packages.len()).collect();
     let cost: Vec<u64> = packages.iter().map(|p| source_bytes(p.borrow())).collect();
     order.sort_by_key(|i| std::cmp::Reverse(cost[*i]));
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<(usize, Result<Outcome, probe::ProbeError>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        done.push((i, run(packages[i].borrow(), cx)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a validation worker panicked"))
-            .collect()
-    });
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
+    crate::parallel::map(packages, crate::parallel::cores(), Some(order), |p| {
+        run(p.borrow(), cx)
+    })
 }
 
 /// Bytes of Python source in a package (the main cost of validating it).

@@ -16,7 +16,7 @@ use crate::exit::{Code, Status};
 /// Arguments of `config`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Keys: core (a checkout DIR, installed:PYTHON, or none), extra, python, index-url, extra-index-url, find-links, no-index (true/false), quarantine-days.\n\nExamples:\n  hermes-plugins config get\n  hermes-plugins config set core installed:/opt/hermes/venv/bin/python\n  hermes-plugins config set find-links ./wheels ./more-wheels\n  hermes-plugins config unset index-url\n\nEvery command that resolves uses these unless a flag (or its environment variable) overrides them for one run; the first run that names a core, interpreter or index records it."
+    after_help = "Keys: core (a checkout DIR, installed:PYTHON, or none), extra, python, index-url, extra-index-url, find-links, no-index (true/false), quarantine-days, keep-generations (the newest generations each publication keeps; default 10, 0 for none collected).\n\nExamples:\n  hermes-plugins config get\n  hermes-plugins config set core installed:/opt/hermes/venv/bin/python\n  hermes-plugins config set find-links ./wheels ./more-wheels\n  hermes-plugins config unset index-url\n\nEvery command that resolves uses these unless a flag (or its environment variable) overrides them for one run; the first run that names a core, interpreter or index records it."
 )]
 pub struct ConfigArgs {
     /// What to do.

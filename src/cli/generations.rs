@@ -62,9 +62,14 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
                 );
             } else {
                 for r in rows {
+                    // Only what the policy lets go is marked; `--json` says why each is kept.
+                    let fate = match r.kept {
+                        Some(_) => "",
+                        None => "  (collected by the next publication)",
+                    };
                     outln!(
                         global.printer,
-                        "{} {:>4}  {}  {:<28} {} package(s), plugins: {}",
+                        "{} {:>4}  {}  {:<28} {} package(s), plugins: {}{fate}",
                         if r.current { "*" } else { " " },
                         r.number,
                         r.created,

@@ -25,6 +25,33 @@ pub struct GcReport {
     pub removed_trees: Vec<String>,
 }
 
+/// Why generation `n` is kept whatever else holds it: it is `current`, its `parent`, or
+/// among the `newest` kept. The one rule `gc`, the publication policy and `generations
+/// list` share (a lease and `--older-than` come on top).
+pub fn kept_because(
+    n: u64,
+    current: Option<u64>,
+    parent: Option<u64>,
+    newest: &BTreeSet<u64>,
+) -> Option<&'static str> {
+    if Some(n) == current {
+        Some("current")
+    } else if Some(n) == parent {
+        Some("parent of current")
+    } else if newest.contains(&n) {
+        Some("one of the newest kept")
+    } else {
+        None
+    }
+}
+
+/// The parent of the current generation, as its document records it.
+pub fn parent_of_current(layout: &Layout) -> Option<u64> {
+    current_number(layout)
+        .and_then(|c| GenerationDoc::read(&layout.generation(c)).ok())
+        .and_then(|d| d.parent)
+}
+
 /// Collects garbage. `keep` newest generations are kept besides current, its parent and
 /// leased ones, and so is every generation created after `newer_than` (`--older-than`: only
 /// older ones go); `installed_trees` are store keys of installed plugins (always kept).
@@ -37,19 +64,13 @@ pub fn collect(
     let mut report = GcReport::default();
     let all = numbers(layout);
     let current = current_number(layout);
-    let parent = current
-        .and_then(|c| GenerationDoc::read(&layout.generation(c)).ok())
-        .and_then(|d| d.parent);
+    let parent = parent_of_current(layout);
     let newest: BTreeSet<u64> = all.iter().rev().take(keep).copied().collect();
     let mut kept_docs = Vec::new();
     for n in &all {
         let dir = layout.generation(*n);
-        let reason = if Some(*n) == current {
-            Some("current")
-        } else if Some(*n) == parent {
-            Some("parent of current")
-        } else if newest.contains(n) {
-            Some("kept by --keep")
+        let reason = if let Some(reason) = kept_because(*n, current, parent, &newest) {
+            Some(reason)
         } else if let Some(limit) = newer_than
             && GenerationDoc::read(&dir)
                 .ok()

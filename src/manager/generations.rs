@@ -206,6 +206,39 @@ fn restore_grants(
     Ok(edited)
 }
 
+/// The home's policy after a publication (GEN-6, `keep-generations` in `pm/settings.json`):
+/// every generation beyond the newest N — other than current, its parent and any an agent
+/// holds — and the store trees only they used are collected. Runs after the switch, under the
+/// same writer lock; a failure is a warning (the publication is done and stays done).
+pub(super) fn collect_by_policy(cx: &Context) -> Option<GcReport> {
+    let settings = match crate::state::settings::Settings::read(&cx.layout.settings()) {
+        Ok(settings) => settings,
+        Err(e) => {
+            tracing::warn!("old generations were not collected: {e}");
+            return None;
+        }
+    };
+    let keep = settings.keep_generations()?;
+    match collect_garbage(cx, keep, None) {
+        Ok(report) => {
+            if !report.removed_generations.is_empty() {
+                tracing::info!(
+                    "collected generation(s) {:?} (keep-generations {keep})",
+                    report.removed_generations
+                );
+            }
+            Some(report)
+        }
+        Err(e) => {
+            tracing::warn!(
+                "old generations were not collected ({}): {e}",
+                crate::exit::layers(&e).join(": ")
+            );
+            None
+        }
+    }
+}
+
 /// `generations gc [--keep N]`.
 pub fn collect_garbage(
     cx: &Context,

@@ -724,6 +724,9 @@ const UPDATE_ATTEMPTS: usize = 3;
 /// Plugins fetched for `update`, each with its record as it was before the fetch.
 type UpdateFetches = Vec<(String, InstalledPlugin, Prepared)>;
 
+/// How many plugins `update` fetches at once (the network, not the CPU, is the wait).
+const FETCHES: usize = 4;
+
 /// `update`'s fetch phase, without the writer lock: the items for pinned plugins (skipped)
 /// and, for every other plugin named (all when `names` is empty), its record and fetched tree.
 fn fetch_updates(
@@ -747,7 +750,7 @@ fn fetch_updates(
             .collect::<Result<_, _>>()?
     };
     let mut items = Vec::new();
-    let mut fetched = Vec::new();
+    let mut todo = Vec::new();
     for key in keys {
         let Some(old) = snapshot.plugins.get(&key).cloned() else {
             continue;
@@ -767,16 +770,29 @@ fn fetch_updates(
             continue;
         }
         super::check_removed_source(cx, &old.source.spec, allow_removed, feedback)?;
-        // An id given with `update` concerns whichever plugin has it.
-        let prepared = prepare(
-            cx,
-            &old.source.spec,
-            None,
-            false,
-            Accept::Any(accept),
-            feedback,
-        )?;
-        fetched.push((key, old, prepared));
+        todo.push((key, old));
+    }
+    // One source is fetched with live progress. Several are fetched and validated
+    // [`FETCHES`] at a time; each one's notes are kept and told in key order afterwards, and
+    // the first failure in key order is the answer.
+    // An id given with `update` concerns whichever plugin has it.
+    let mode = Accept::Any(accept);
+    let mut fetched = Vec::new();
+    if let [(key, old)] = &todo[..] {
+        let prepared = prepare(cx, &old.source.spec, None, false, mode, feedback)?;
+        fetched.push((key.clone(), old.clone(), prepared));
+    } else if !todo.is_empty() {
+        feedback.phase(&format!("fetching {} plugins", todo.len()));
+        let prepared = crate::parallel::map(&todo, FETCHES, None, |(_, old)| {
+            let mut notes = super::Notes::default();
+            let prepared = prepare(cx, &old.source.spec, None, false, mode, &mut notes);
+            (prepared, notes)
+        });
+        feedback.done();
+        for ((key, old), (prepared, notes)) in todo.into_iter().zip(prepared) {
+            notes.replay(feedback);
+            fetched.push((key, old, prepared?));
+        }
     }
     if let Some(unknown) = accept
         .iter()

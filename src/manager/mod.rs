@@ -69,6 +69,29 @@ impl Feedback for Silent {
     fn done(&mut self) {}
 }
 
+/// Feedback kept to be told later, in order (work done on another thread): its notes;
+/// phases and transfer progress, which would interleave, are left out.
+#[derive(Debug, Default)]
+pub struct Notes(Vec<String>);
+
+impl Notes {
+    /// Tells the kept notes to `feedback`.
+    pub fn replay(self, feedback: &mut dyn Feedback) {
+        for note in self.0 {
+            feedback.note(&note);
+        }
+    }
+}
+
+impl Feedback for Notes {
+    fn phase(&mut self, _message: &str) {}
+    fn note(&mut self, message: &str) {
+        self.0.push(message.to_string());
+    }
+    fn transfer(&mut self, _received: usize, _total: usize) {}
+    fn done(&mut self) {}
+}
+
 /// Everything an operation needs to know about its environment.
 #[derive(Debug, Clone)]
 pub struct Context {

@@ -48,15 +48,18 @@ pub struct PackageStatus {
     pub latest: String,
 }
 
+/// How many sources are asked at once: `git ls-remote` waits on the network, not the CPU.
+const QUERIES: usize = 8;
+
 /// Every installed plugin against its source, in key order (no network for catalog and
-/// local sources; `git ls-remote` for git sources, each failure reported on its row).
+/// local sources; `git ls-remote` for git sources, [`QUERIES`] at a time, each failure
+/// reported on its row).
 pub fn plugins(cx: &Context) -> Result<Vec<PluginStatus>, ManagerError> {
     let installed = super::installed(cx)?;
-    Ok(installed
-        .plugins
-        .values()
-        .map(|p| plugin_status(cx, p))
-        .collect())
+    let plugins: Vec<&InstalledPlugin> = installed.plugins.values().collect();
+    Ok(crate::parallel::map(&plugins, QUERIES, None, |p| {
+        plugin_status(cx, p)
+    }))
 }
 
 fn plugin_status(cx: &Context, p: &InstalledPlugin) -> PluginStatus {

@@ -318,16 +318,42 @@ pub struct GenerationRow {
     pub plugins: Vec<String>,
     /// How many packages its venv has.
     pub packages: usize,
+    /// Why the home's policy keeps it (`current`, `parent of current`, `one of the newest
+    /// kept`, `in use by a running agent`), or `null` when the next publication or `generations
+    /// gc` collects it.
+    pub kept: Option<String>,
 }
 
 /// `generations list`.
 pub fn generations(cx: &Context) -> Vec<GenerationRow> {
+    use crate::generation::gc;
     let current = current::current_number(&cx.layout);
-    current::numbers(&cx.layout)
-        .into_iter()
+    let parent = gc::parent_of_current(&cx.layout);
+    let all = current::numbers(&cx.layout);
+    let policy = crate::state::settings::Settings::read(&cx.layout.settings())
+        .map(|s| s.keep_generations())
+        .unwrap_or(Some(crate::state::settings::DEFAULT_KEEP_GENERATIONS as usize));
+    let newest: std::collections::BTreeSet<u64> = match policy {
+        Some(keep) => all.iter().rev().take(keep).copied().collect(),
+        None => all.iter().copied().collect(),
+    };
+    all.into_iter()
         .filter_map(|n| {
-            let doc = GenerationDoc::read(&cx.layout.generation(n)).ok()?;
+            let dir = cx.layout.generation(n);
+            let doc = GenerationDoc::read(&dir).ok()?;
+            let kept = gc::kept_because(n, current, parent, &newest)
+                .map(|why| match (why, policy) {
+                    ("one of the newest kept", None) => "keep-generations is 0: nothing is collected automatically".to_string(),
+                    ("one of the newest kept", Some(keep)) => format!("one of the newest {keep} (keep-generations)"),
+                    (why, _) => why.to_string(),
+                })
+                .or_else(|| {
+                    crate::generation::lease::claim_unleased(&dir)
+                        .is_none()
+                        .then(|| "in use by a running agent".to_string())
+                });
             Some(GenerationRow {
+                kept,
                 number: n,
                 current: Some(n) == current,
                 created: doc.created,

@@ -87,6 +87,26 @@ pub struct Settings {
     /// The quarantine window (days).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quarantine_days: Option<u32>,
+    /// How many of the newest generations a publication keeps (GEN-6's policy; unset:
+    /// [`DEFAULT_KEEP_GENERATIONS`]; 0: collect nothing automatically).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_generations: Option<u32>,
+}
+
+/// The newest generations kept after each publication when `keep-generations` is unset —
+/// besides the current one, its parent and every one an agent holds — so a home does not
+/// grow with every change while the last few switches stay one `rollback` away.
+pub const DEFAULT_KEEP_GENERATIONS: u32 = 10;
+
+impl Settings {
+    /// The policy: how many of the newest generations to keep after a publication, `None`
+    /// when nothing is collected automatically (`keep-generations 0`).
+    pub fn keep_generations(&self) -> Option<usize> {
+        match self.keep_generations.unwrap_or(DEFAULT_KEEP_GENERATIONS) {
+            0 => None,
+            n => Some(n as usize),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -101,6 +121,7 @@ impl Default for Settings {
             find_links: Vec::new(),
             no_index: false,
             quarantine_days: None,
+            keep_generations: None,
         }
     }
 }
@@ -147,6 +168,7 @@ pub const KEYS: &[&str] = &[
     "find-links",
     "no-index",
     "quarantine-days",
+    "keep-generations",
 ];
 
 impl Settings {
@@ -207,6 +229,7 @@ impl Settings {
             "find-links" => list(&self.find_links),
             "no-index" => self.no_index.then(|| json!(true)),
             "quarantine-days" => self.quarantine_days.map(|d| json!(d)),
+            "keep-generations" => self.keep_generations.map(|n| json!(n)),
             other => return Err(SettingsError::UnknownKey(other.to_string())),
         })
     }
@@ -248,6 +271,15 @@ impl Settings {
                     message: format!("`{text}` is not a number of days"),
                 })?);
             }
+            "keep-generations" => {
+                let text = one()?;
+                self.keep_generations = Some(text.parse().map_err(|_| SettingsError::Value {
+                    key: key.to_string(),
+                    message: format!(
+                        "`{text}` is not a number of generations (0: collect nothing automatically)"
+                    ),
+                })?);
+            }
             other => return Err(SettingsError::UnknownKey(other.to_string())),
         }
         Ok(())
@@ -264,6 +296,7 @@ impl Settings {
             "find-links" => self.find_links.clear(),
             "no-index" => self.no_index = false,
             "quarantine-days" => self.quarantine_days = None,
+            "keep-generations" => self.keep_generations = None,
             other => return Err(SettingsError::UnknownKey(other.to_string())),
         }
         Ok(())

@@ -1408,3 +1408,62 @@ fn rollback_restores_removed_plugins_and_external_ones() {
         "{doc:#}"
     );
 }
+
+/// A home bounded by policy (issue 32): each publication keeps the newest `keep-generations`
+/// (recorded in pm/settings.json), the current one and its parent, and collects the rest with
+/// the store trees only they used; `generations list` says why each is kept and which one
+/// the next publication collects; `keep-generations 0` collects nothing.
+#[test]
+fn publications_keep_the_newest_generations_by_policy() {
+    let w = World::new();
+    let repo = w.tmp.path().join("news");
+    git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
+    w.ok(&["config", "set", "keep-generations", "2"]);
+    w.ok(&["install", &file_url(&repo), "--enable", "--yes-deps"]);
+    for _ in 0..2 {
+        w.ok(&["disable", "news"]);
+        w.ok(&["enable", "news", "--yes-deps"]);
+    }
+    // Five publications; the newest two (4, 5) stay, 5 is current and 4 its parent.
+    let numbers = |w: &World| -> Vec<u64> {
+        w.json(&["generations", "list"])["generations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["number"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(numbers(&w), [4, 5]);
+    let list = w.json(&["generations", "list"]);
+    assert_eq!(list["generations"][1]["kept"], "current", "{list:#}");
+    assert_eq!(list["generations"][0]["kept"], "parent of current", "{list:#}");
+
+    // Rolled back to 4: 5 is now one of the newest kept, not collected.
+    w.ok(&["generations", "rollback"]);
+    w.ok(&["config", "set", "keep-generations", "1"]);
+    let list = w.json(&["generations", "list"]);
+    assert_eq!(list["generations"][0]["kept"], "current", "{list:#}");
+    assert_eq!(
+        list["generations"][1]["kept"], "one of the newest 1 (keep-generations)",
+        "{list:#}"
+    );
+
+    // Policy off: nothing is collected, and the list says so (4 is current: news disabled).
+    w.ok(&["config", "set", "keep-generations", "0"]);
+    w.ok(&["enable", "news", "--yes-deps"]);
+    w.ok(&["disable", "news"]);
+    assert_eq!(numbers(&w), [4, 5, 6, 7]);
+    let list = w.json(&["generations", "list"]);
+    assert!(
+        list["generations"][0]["kept"]
+            .as_str()
+            .is_some_and(|k| k.contains("nothing is collected")),
+        "{list:#}"
+    );
+    // Back on at 2: the next publication collects down to the newest two (+ current's parent).
+    w.ok(&["config", "set", "keep-generations", "2"]);
+    let (_, human, _) = w.run(&["generations", "list"]);
+    assert!(human.contains("(collected by the next publication)"), "{human}");
+    w.ok(&["enable", "news", "--yes-deps"]);
+    assert_eq!(numbers(&w), [7, 8]);
+}

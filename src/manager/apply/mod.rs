@@ -440,6 +440,7 @@ pub fn apply(
         previous,
         feedback,
     )?;
+    super::generations::collect_by_policy(cx);
     let held = held_back(cx, &snapshot, &keys, kept_out);
     Ok(Applied {
         generation: Some(number),
