@@ -19,7 +19,8 @@ pub fn map<T: Sync, R: Send>(
         return match schedule {
             None => items.iter().map(&f).collect(),
             Some(order) => {
-                let mut done: Vec<(usize, R)> = order.into_iter().map(|i| (i, f(&items[i]))).collect();
+                let mut done: Vec<(usize, R)> =
+                    order.into_iter().map(|i| (i, f(&items[i]))).collect();
                 done.sort_by_key(|(i, _)| *i);
                 done.into_iter().map(|(_, r)| r).collect()
             }
@@ -41,7 +42,10 @@ pub fn map<T: Sync, R: Send>(
             .collect();
         handles
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect()
     });
     results.sort_by_key(|(i, _)| *i);

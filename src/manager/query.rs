@@ -332,7 +332,9 @@ pub fn generations(cx: &Context) -> Vec<GenerationRow> {
     let all = current::numbers(&cx.layout);
     let policy = crate::state::settings::Settings::read(&cx.layout.settings())
         .map(|s| s.keep_generations())
-        .unwrap_or(Some(crate::state::settings::DEFAULT_KEEP_GENERATIONS as usize));
+        .unwrap_or(Some(
+            crate::state::settings::DEFAULT_KEEP_GENERATIONS as usize,
+        ));
     let newest: std::collections::BTreeSet<u64> = match policy {
         Some(keep) => all.iter().rev().take(keep).copied().collect(),
         None => all.iter().copied().collect(),
@@ -343,8 +345,12 @@ pub fn generations(cx: &Context) -> Vec<GenerationRow> {
             let doc = GenerationDoc::read(&dir).ok()?;
             let kept = gc::kept_because(n, current, parent, &newest)
                 .map(|why| match (why, policy) {
-                    ("one of the newest kept", None) => "keep-generations is 0: nothing is collected automatically".to_string(),
-                    ("one of the newest kept", Some(keep)) => format!("one of the newest {keep} (keep-generations)"),
+                    ("one of the newest kept", None) => {
+                        "keep-generations is 0: nothing is collected automatically".to_string()
+                    }
+                    ("one of the newest kept", Some(keep)) => {
+                        format!("one of the newest {keep} (keep-generations)")
+                    }
                     (why, _) => why.to_string(),
                 })
                 .or_else(|| {

@@ -23,6 +23,10 @@ pub enum GitFault {
     /// Hold the next pack request until [`GitServer::release`]; later requests are served
     /// at once (the fault is spent).
     HoldOnce,
+    /// Hold every ref advertisement (`GET …/info/refs`) until this many are waiting at once
+    /// (or 20 s pass): a client asking in sequence never gets there. [`GitServer::peak`]
+    /// says how many were in flight together.
+    Gather(usize),
 }
 
 /// What the server's threads share.
@@ -37,6 +41,9 @@ struct Shared {
     basic: Mutex<Option<String>>,
     /// The `Authorization` header of every request (`None`: none sent).
     authorizations: Mutex<Vec<Option<String>>>,
+    /// Ref advertisements waiting under [`GitFault::Gather`] now, and the most at once.
+    gathered: Mutex<(usize, usize)>,
+    gather: Condvar,
 }
 
 /// A running server; it stops serving when dropped (its thread ends with the process).
@@ -73,6 +80,7 @@ impl GitServer {
     /// Injects `fault` into the requests that follow.
     pub fn set_fault(&self, fault: GitFault) {
         *self.shared.fault.lock().unwrap() = Some(fault);
+        *self.shared.gathered.lock().unwrap() = (0, 0);
     }
 
     /// Requires HTTP Basic authentication with `user:password` on every request (401
@@ -84,6 +92,11 @@ impl GitServer {
     /// The `Authorization` header of every request so far.
     pub fn authorizations(&self) -> Vec<Option<String>> {
         self.shared.authorizations.lock().unwrap().clone()
+    }
+
+    /// The most ref advertisements that were held together under [`GitFault::Gather`].
+    pub fn peak(&self) -> usize {
+        self.shared.gathered.lock().unwrap().1
     }
 
     /// Lets a request held by [`GitFault::HoldOnce`] go on.
@@ -268,6 +281,24 @@ fn serve(mut stream: TcpStream, root: &Path, shared: &Shared) -> std::io::Result
         while !*released {
             released = shared.release.wait(released).unwrap();
         }
+    }
+    if let GitFault::Gather(want) = fault
+        && req.method == "GET"
+        && req.path.ends_with("/info/refs")
+    {
+        let mut gathered = shared.gathered.lock().unwrap();
+        gathered.0 += 1;
+        gathered.1 = gathered.1.max(gathered.0);
+        shared.gather.notify_all();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while gathered.1 < want && std::time::Instant::now() < deadline {
+            gathered = shared
+                .gather
+                .wait_timeout(gathered, std::time::Duration::from_millis(200))
+                .unwrap()
+                .0;
+        }
+        gathered.0 -= 1;
     }
     let fault = &fault;
     if let GitFault::Status(code) = fault {

@@ -1436,7 +1436,10 @@ fn publications_keep_the_newest_generations_by_policy() {
     assert_eq!(numbers(&w), [4, 5]);
     let list = w.json(&["generations", "list"]);
     assert_eq!(list["generations"][1]["kept"], "current", "{list:#}");
-    assert_eq!(list["generations"][0]["kept"], "parent of current", "{list:#}");
+    assert_eq!(
+        list["generations"][0]["kept"], "parent of current",
+        "{list:#}"
+    );
 
     // Rolled back to 4: 5 is now one of the newest kept, not collected.
     w.ok(&["generations", "rollback"]);
@@ -1463,7 +1466,10 @@ fn publications_keep_the_newest_generations_by_policy() {
     // Back on at 2: the next publication collects down to the newest two (+ current's parent).
     w.ok(&["config", "set", "keep-generations", "2"]);
     let (_, human, _) = w.run(&["generations", "list"]);
-    assert!(human.contains("(collected by the next publication)"), "{human}");
+    assert!(
+        human.contains("(collected by the next publication)"),
+        "{human}"
+    );
     w.ok(&["enable", "news", "--yes-deps"]);
     assert_eq!(numbers(&w), [7, 8]);
 }

@@ -412,3 +412,37 @@ fn an_https_clone_goes_through_the_configured_proxy() {
     let (_, out, _) = w.run(&["--json", "list"]);
     assert!(out.contains("\"plugins\": []"), "{out}");
 }
+
+/// `outdated` and `update --all` ask their sources at the same time (bounded), as
+/// `catalog resolve-all` fetches: the loopback server holds every ref advertisement until
+/// three are waiting together, which a client asking one after the other never reaches.
+#[test]
+fn outdated_and_update_ask_their_sources_together() {
+    let w = World::new();
+    let served = w.tmp.path().join("served");
+    let names = ["alpha", "bravo", "charlie"];
+    for name in names {
+        git_plugin(&served.join(name), None, name, "1.0.0", &[]);
+    }
+    let server = GitServer::start(&served);
+    for name in names {
+        w.ok(&["install", &server.url(name)]);
+    }
+    server.set_fault(GitFault::Gather(3));
+    let report = w.json(&["outdated", "--no-packages"]);
+    assert_eq!(server.peak(), 3, "{:?}", server.requests());
+    let rows = report["plugins"].as_array().expect("plugins");
+    assert_eq!(rows.len(), 3, "{report:#}");
+    assert!(
+        rows.iter().all(|r| r["status"] == "up-to-date"),
+        "{report:#}"
+    );
+    // The rows stay in key order.
+    let keys: Vec<&str> = rows.iter().filter_map(|r| r["key"].as_str()).collect();
+    assert_eq!(keys, names);
+
+    server.set_fault(GitFault::Gather(3));
+    let (code, _, err) = w.run(&["update", "--all", "--yes"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(server.peak(), 3, "{:?}", server.requests());
+}
