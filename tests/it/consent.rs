@@ -1526,3 +1526,51 @@ fn revokes_leave_no_empty_mapping_and_directory_updates_say_what_moved() {
     w.ok(&["remove", "modeler"]);
     assert!(!config(&w).contains("llm"), "{}", config(&w));
 }
+
+/// `enable` after `disable` (issue 32): an earlier generation was resolved for exactly these
+/// inputs, so its lock is reused and its environment carried over by hard links — no
+/// resolution, no download (the index answers 500 meanwhile).
+#[test]
+fn enabling_again_reuses_the_earlier_generation_resolved_alike() {
+    use std::os::unix::fs::MetadataExt;
+    let w = World::new();
+    let weather = repo_with(
+        &w,
+        "weather",
+        &files(
+            "weather",
+            "1.0.0",
+            "python_dependencies:\n  - \"weatherlib==1.0.0\"\n",
+            &["forecast"],
+        ),
+    );
+    w.ok(&["install", &file_url(&weather), "--enable", "--yes-deps"]);
+    w.ok(&["disable", "weather"]);
+    assert_eq!(w.current(), Some(2));
+    w.index.set_fault(common::index::Fault::Status(500));
+    let out = w.json(&["enable", "weather", "--yes-deps"]);
+    assert_eq!(out["generation"]["published"], true, "{out:#}");
+    assert_eq!(w.current(), Some(3));
+    let module = w.venv_python("import weatherlib; print(weatherlib.__file__)");
+    let module = Path::new(module.trim());
+    assert!(
+        module.to_string_lossy().contains("/generations/3/"),
+        "{}",
+        module.display()
+    );
+    let first = module
+        .to_string_lossy()
+        .replace("/generations/3/", "/generations/1/");
+    assert_eq!(
+        std::fs::metadata(module).unwrap().ino(),
+        std::fs::metadata(&first).unwrap().ino(),
+        "generation 3 shares generation 1's installed files"
+    );
+    let lock = |n: u64| {
+        read_json(&w.pm().join(format!("generations/{n}/generation.json")))["lock"]["packages"]
+            .clone()
+    };
+    assert_eq!(lock(3), lock(1));
+    let (code, out, err) = w.run(&["verify"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+}

@@ -131,6 +131,9 @@ pub(super) fn publish(
     } = publication;
     let lock = resolved.lock;
     let resolution_digest = resolved.digest;
+    // The environment to carry over: that of the generation whose lock was reused, else the
+    // current one's.
+    let reuse_from = resolved.earlier.as_ref().or(current);
     let new_doc = GenerationDoc {
         format: doc::GENERATION_FORMAT,
         number: 0,
@@ -169,7 +172,7 @@ pub(super) fn publish(
             store: cx.layout.store(),
             wheel_cache: cx.layout.wheel_cache(),
             wheel_limits: cx.wheel_limits,
-            reuse: current.and_then(|c| {
+            reuse: reuse_from.and_then(|c| {
                 let python = crate::generation::reuse::Python {
                     asked: &cx.python,
                     as_before: c.resolution_digest.is_some()

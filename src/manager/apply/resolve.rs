@@ -22,6 +22,10 @@ pub(super) struct Resolved {
     pub digest: Option<String>,
     /// Each plugin's requirements, as resolved.
     pub inputs: Vec<PluginInput>,
+    /// The earlier generation (not the current one) whose lock was reused because it was
+    /// resolved for exactly these inputs — `enable` after `disable` — whose environment the
+    /// build then reuses too.
+    pub earlier: Option<GenerationDoc>,
 }
 
 /// Resolves the generation's environment (managed plugins from the store, external ones
@@ -48,8 +52,16 @@ pub(super) fn resolve(
     if cx.lock_mode == LockMode::Frozen {
         return frozen(current, &request, plugin_inputs);
     }
+    let same = |d: &GenerationDoc| d.resolution_digest.as_deref() == Some(digest.as_str());
+    // The current generation's lock first; else the newest earlier generation resolved for
+    // the same inputs (a plugin enabled again after a disable).
+    let earlier = match current {
+        Some(d) if same(d) => None,
+        _ => earlier_resolved_alike(cx, current.map(|d| d.number), &same),
+    };
     let reusable = current
-        .filter(|d| d.resolution_digest.as_deref() == Some(digest.as_str()))
+        .filter(|d| same(d))
+        .or(earlier.as_ref())
         .map(|d| d.lock.clone());
     let lock = match reusable {
         // Same requirements, core, interpreter and indexes: the current lock's packages stand;
@@ -96,7 +108,23 @@ pub(super) fn resolve(
         lock,
         digest: Some(digest),
         inputs: plugin_inputs,
+        earlier,
     })
+}
+
+/// The newest generation other than `current` that `same` accepts (its resolution digest is
+/// the new one), read newest first.
+fn earlier_resolved_alike(
+    cx: &Context,
+    current: Option<u64>,
+    same: &dyn Fn(&GenerationDoc) -> bool,
+) -> Option<GenerationDoc> {
+    crate::generation::current::numbers(&cx.layout)
+        .into_iter()
+        .rev()
+        .filter(|n| Some(*n) != current)
+        .filter_map(|n| GenerationDoc::read(&cx.layout.generation(n)).ok())
+        .find(|d| same(d))
 }
 
 /// `--frozen`: the current generation's lock as it is — no resolution — when it was resolved
@@ -162,6 +190,7 @@ fn frozen(
         lock: current.lock.clone(),
         digest: current.resolution_digest.clone(),
         inputs,
+        earlier: None,
     })
 }
 
