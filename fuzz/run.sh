@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every fuzz target for a while each with cargo fuzz on the nightly toolchain, seeded from
 # fixtures/, ../shared/corpus and fuzz/seeds. Crashes land in fuzz/artifacts/<target>/ (turn
-# each into a regression test); the corpus grows in fuzz/corpus/<target>/.
+# each into a regression test); the corpus grows in fuzz/corpus/<target>/ and starts from the
+# minimised corpus kept in the repository, fuzz/kept/<target>/ (fuzz/keep.sh refreshes it).
 #   fuzz/run.sh 60          # an hour per target
 #   fuzz/run.sh 20s         # twenty seconds per target (the smoke run .ci/run does)
 #   HERMES_PLUGINS_FUZZ_TARGETS="config_edit env_file" fuzz/run.sh 5
@@ -85,7 +86,10 @@ for target in $targets; do
   mkdir -p "artifacts/$target"
   echo "== $target: ${seconds}s"
   # A crash ends that target's run; the others still run, and the script fails at the end.
-  cargo +nightly fuzz run --target-dir "$target_dir" "$target" "corpus/$target" -- \
+  # New inputs go to corpus/<target> (the first directory); kept/<target> (the minimised
+  # corpus in the repository, see keep.sh) is read as well.
+  mkdir -p "kept/$target"
+  cargo +nightly fuzz run --target-dir "$target_dir" "$target" "corpus/$target" "kept/$target" -- \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
     -artifact_prefix="artifacts/$target/" -print_final_stats=1 || status=1
 done
