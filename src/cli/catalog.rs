@@ -134,6 +134,7 @@ fn render(
             report::human::Options {
                 color: global.printer.color(),
                 show_info: global.printer.verbose(),
+                items: "entry file(s)",
             },
         ),
         OutputFormat::Json => super::json::text(super::json::Schema::ValidateReport, report),

@@ -182,6 +182,7 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
             report::human::Options {
                 color: global.printer.color(),
                 show_info: !global.printer.quiet(),
+                items: "package(s)",
             },
         ),
         OutputFormat::Json => super::json::text(super::json::Schema::ValidateReport, &report),

@@ -15,6 +15,8 @@ pub struct Options {
     pub color: bool,
     /// Show informational notes.
     pub show_info: bool,
+    /// What the summary counts: `package(s)` (validate), `entry file(s)` (catalog check).
+    pub items: &'static str,
 }
 
 struct Paint {
@@ -55,14 +57,19 @@ pub fn render(report: &Report, options: Options) -> String {
         p.paint(AnsiColor::Red.on_default().effects(Effects::BOLD), "failed")
     };
     out.push_str(&format!(
-        "\n{verdict}: {} package(s), {} passed, {} failed; {} error(s), {} warning(s), {} note(s){}\n",
+        "\n{verdict}: {} {}, {} passed, {} failed; {} error(s), {} warning(s), {} note(s){}\n",
         s.packages,
+        options.items,
         s.ok,
         s.failed,
         s.errors,
         s.warnings,
         s.infos,
-        if report.strict { " (strict: warnings fail)" } else { "" }
+        if report.strict {
+            " (strict: warnings fail)"
+        } else {
+            ""
+        }
     ));
     out
 }
