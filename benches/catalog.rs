@@ -17,6 +17,10 @@ mod feed;
 #[path = "../tests/common/index.rs"]
 mod index;
 
+#[path = "support/mod.rs"]
+mod support;
+use support::python;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -25,14 +29,6 @@ use index::{TestIndex, Wheel};
 
 const HOST: &str = "https://git.example.org/";
 const ENTRIES: usize = 30;
-
-fn python() -> PathBuf {
-    let out = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 runs");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 fn commit_plugin(dir: &Path, name: &str, deps: &[String]) -> String {
     std::fs::create_dir_all(dir).unwrap();

@@ -16,6 +16,10 @@
 #[path = "../tests/common/index.rs"]
 mod index;
 
+#[path = "support/mod.rs"]
+mod support;
+use support::python;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -23,20 +27,6 @@ use std::time::{Duration, Instant};
 use index::{TestIndex, Wheel};
 
 const NOW: &str = "2026-12-01T00:00:00Z";
-
-/// The real interpreter behind `python3` (not a wrapper script), used by both tools.
-fn python() -> PathBuf {
-    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            let out = Command::new("python3")
-                .args(["-c", "import sys; print(sys.executable)"])
-                .output()
-                .expect("python3 runs");
-            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-        })
-        .clone()
-}
 
 fn hp(home: &Path, url: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hermes-plugins"));

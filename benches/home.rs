@@ -12,17 +12,13 @@
 //! (`--no-index`, `--no-core`), with the first `python3` on PATH. Plugins are taken in the
 //! order `find` gives, sorted by path, so every size is a prefix of the next.
 
+#[path = "support/mod.rs"]
+mod support;
+use support::python;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn python() -> PathBuf {
-    let out = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 runs");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
 
 fn hp(home: &Path, python: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hermes-plugins"));

@@ -58,6 +58,28 @@ fn in_category_dir(files: Vec<(String, String)>) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Generation `n`'s `weatherlib` is generation `earlier`'s installed file, hard-linked (the
+/// same inode), not installed again.
+fn assert_shares_installed_files(w: &World, n: u64, earlier: u64) {
+    use std::os::unix::fs::MetadataExt;
+    let module = w.venv_python("import weatherlib; print(weatherlib.__file__)");
+    let module = Path::new(module.trim());
+    let here = format!("/generations/{n}/");
+    assert!(
+        module.to_string_lossy().contains(&here),
+        "{}",
+        module.display()
+    );
+    let there = module
+        .to_string_lossy()
+        .replace(&here, &format!("/generations/{earlier}/"));
+    assert_eq!(
+        std::fs::metadata(module).unwrap().ino(),
+        std::fs::metadata(&there).unwrap().ino(),
+        "generation {n} shares generation {earlier}'s installed files"
+    );
+}
+
 fn config(w: &World) -> String {
     std::fs::read_to_string(w.home.join("config.yaml")).unwrap_or_default()
 }
@@ -76,7 +98,6 @@ fn audit(w: &World) -> Vec<Value> {
 /// does need the index then fails, so the index really was unreachable.
 #[test]
 fn an_unchanged_lock_publishes_without_the_index() {
-    use std::os::unix::fs::MetadataExt;
     let w = World::new();
     let weather = repo_with(
         &w,
@@ -95,21 +116,7 @@ fn an_unchanged_lock_publishes_without_the_index() {
     let out = w.json(&["capabilities", "weather", "--grant", "tools.override"]);
     assert_eq!(out["generation"]["published"], true, "{out:#}");
     assert_eq!(w.current(), Some(2));
-    let module = w.venv_python("import weatherlib; print(weatherlib.__file__)");
-    let module = Path::new(module.trim());
-    assert!(
-        module.to_string_lossy().contains("/generations/2/"),
-        "{}",
-        module.display()
-    );
-    let first = module
-        .to_string_lossy()
-        .replace("/generations/2/", "/generations/1/");
-    assert_eq!(
-        std::fs::metadata(module).unwrap().ino(),
-        std::fs::metadata(&first).unwrap().ino(),
-        "generation 2 shares generation 1's installed files"
-    );
+    assert_shares_installed_files(&w, 2, 1);
     let env = w.json(&["env"]);
     assert_eq!(
         env["plugins"][0]["granted_capabilities"],
@@ -1532,7 +1539,6 @@ fn revokes_leave_no_empty_mapping_and_directory_updates_say_what_moved() {
 /// resolution, no download (the index answers 500 meanwhile).
 #[test]
 fn enabling_again_reuses_the_earlier_generation_resolved_alike() {
-    use std::os::unix::fs::MetadataExt;
     let w = World::new();
     let weather = repo_with(
         &w,
@@ -1551,21 +1557,7 @@ fn enabling_again_reuses_the_earlier_generation_resolved_alike() {
     let out = w.json(&["enable", "weather", "--yes-deps"]);
     assert_eq!(out["generation"]["published"], true, "{out:#}");
     assert_eq!(w.current(), Some(3));
-    let module = w.venv_python("import weatherlib; print(weatherlib.__file__)");
-    let module = Path::new(module.trim());
-    assert!(
-        module.to_string_lossy().contains("/generations/3/"),
-        "{}",
-        module.display()
-    );
-    let first = module
-        .to_string_lossy()
-        .replace("/generations/3/", "/generations/1/");
-    assert_eq!(
-        std::fs::metadata(module).unwrap().ino(),
-        std::fs::metadata(&first).unwrap().ino(),
-        "generation 3 shares generation 1's installed files"
-    );
+    assert_shares_installed_files(&w, 3, 1);
     let lock = |n: u64| {
         read_json(&w.pm().join(format!("generations/{n}/generation.json")))["lock"]["packages"]
             .clone()
