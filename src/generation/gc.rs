@@ -25,21 +25,42 @@ pub struct GcReport {
     pub removed_trees: Vec<String>,
 }
 
-/// Why generation `n` is kept whatever else holds it: it is `current`, its `parent`, or
-/// among the `newest` kept. The one rule `gc`, the publication policy and `generations
-/// list` share (a lease and `--older-than` come on top).
+/// Why a generation is kept whatever else holds it (a lease and `--older-than` come on top).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// It is `current`.
+    Current,
+    /// It is the current generation's parent.
+    Parent,
+    /// It is among the newest kept (`--keep`, or the `keep-generations` policy).
+    Newest,
+}
+
+impl Kept {
+    /// How `gc`'s report says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kept::Current => "current",
+            Kept::Parent => "parent of current",
+            Kept::Newest => "one of the newest kept",
+        }
+    }
+}
+
+/// Why generation `n` is kept: it is `current`, its `parent`, or among the `newest`. The one
+/// rule `gc`, the publication policy and `generations list` share.
 pub fn kept_because(
     n: u64,
     current: Option<u64>,
     parent: Option<u64>,
     newest: &BTreeSet<u64>,
-) -> Option<&'static str> {
+) -> Option<Kept> {
     if Some(n) == current {
-        Some("current")
+        Some(Kept::Current)
     } else if Some(n) == parent {
-        Some("parent of current")
+        Some(Kept::Parent)
     } else if newest.contains(&n) {
-        Some("one of the newest kept")
+        Some(Kept::Newest)
     } else {
         None
     }
@@ -70,7 +91,7 @@ pub fn collect(
     for n in &all {
         let dir = layout.generation(*n);
         let reason = if let Some(reason) = kept_because(*n, current, parent, &newest) {
-            Some(reason)
+            Some(reason.as_str())
         } else if let Some(limit) = newer_than
             && GenerationDoc::read(&dir)
                 .ok()

@@ -345,13 +345,13 @@ pub fn generations(cx: &Context) -> Vec<GenerationRow> {
             let doc = GenerationDoc::read(&dir).ok()?;
             let kept = gc::kept_because(n, current, parent, &newest)
                 .map(|why| match (why, policy) {
-                    ("one of the newest kept", None) => {
+                    (gc::Kept::Newest, None) => {
                         "keep-generations is 0: nothing is collected automatically".to_string()
                     }
-                    ("one of the newest kept", Some(keep)) => {
+                    (gc::Kept::Newest, Some(keep)) => {
                         format!("one of the newest {keep} (keep-generations)")
                     }
-                    (why, _) => why.to_string(),
+                    (why, _) => why.as_str().to_string(),
                 })
                 .or_else(|| {
                     crate::generation::lease::claim_unleased(&dir)
