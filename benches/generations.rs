@@ -38,6 +38,11 @@ fn hp(home: &Path, url: &str, args: &[&str]) -> Command {
         .env("NO_PROXY", "127.0.0.1,localhost")
         .env_remove("HERMES_PLUGINS_CORE")
         .env("HERMES_PLUGINS_NO_CORE", "1")
+        // The user's cache (interpreter facts every home shares), beside the home.
+        .env(
+            "HERMES_PLUGINS_CACHE_DIR",
+            home.with_file_name("user-cache"),
+        )
         .args(args);
     cmd
 }
@@ -64,6 +69,119 @@ fn plugin(dir: &Path, name: &str, deps: &[String]) -> PathBuf {
     .unwrap();
     std::fs::write(p.join("__init__.py"), "def register(ctx):\n    pass\n").unwrap();
     p
+}
+
+/// What [`enable_against_uv`] works on.
+struct Bench<'a> {
+    home: &'a Path,
+    url: &'a str,
+    uv: &'a Path,
+    scratch: &'a Path,
+    plugin: &'a str,
+    /// Another installed plugin, toggled to move the measured plugin's generation out of
+    /// reach of `generations gc` between runs.
+    other: &'a str,
+    iterations: usize,
+}
+
+/// `enable PLUGIN` as a fresh publication (resolve, venv, install, publish; warm caches)
+/// against `uv venv` + `uv pip install` of the same lock, interleaved so both see the same
+/// machine. An earlier generation with the same lock would be reused (hard links, ~10 ms),
+/// so after each run the measured generation is collected: disable, toggle `other`, `gc`
+/// (which keeps only the current generation and its parent). Then the reuse itself.
+fn enable_against_uv(b: &Bench<'_>) {
+    let (home, url, plugin) = (b.home, b.url, b.plugin);
+    let collect = || {
+        must(hp(home, url, &["disable", plugin]));
+        must(hp(home, url, &["enable", b.other, "--yes-deps"]));
+        must(hp(home, url, &["disable", b.other]));
+        must(hp(home, url, &["generations", "gc"]));
+    };
+    must(hp(home, url, &["enable", plugin, "--yes-deps"])); // warms our caches
+    let generation: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.join("pm/current/generation.json")).unwrap(),
+    )
+    .unwrap();
+    collect();
+    let mut requirements = String::new();
+    for p in generation["lock"]["packages"].as_array().unwrap() {
+        requirements.push_str(&format!(
+            "{}=={} --hash=sha256:{}\n",
+            p["name"].as_str().unwrap(),
+            p["version"].as_str().unwrap(),
+            p["sha256"].as_str().unwrap()
+        ));
+    }
+    let req = b.scratch.join(format!("{plugin}.lock.txt"));
+    std::fs::write(&req, requirements).unwrap();
+    let uv_cache = b.scratch.join("uv-cache");
+    let venv = b.scratch.join("uv-venv");
+    let uv_run = || {
+        let _ = std::fs::remove_dir_all(&venv);
+        let start = Instant::now();
+        let mut c = Command::new(b.uv);
+        c.args(["venv", "--relocatable", "--no-config", "-q"])
+            .arg("--python")
+            .arg(python())
+            .arg("--cache-dir")
+            .arg(&uv_cache)
+            .arg(&venv);
+        must(c);
+        let mut c = Command::new(b.uv);
+        c.env("NO_PROXY", "127.0.0.1,localhost")
+            .args([
+                "pip",
+                "install",
+                "--no-config",
+                "-q",
+                "--require-hashes",
+                "--no-deps",
+            ])
+            .args(["--index-url", url])
+            .arg("--cache-dir")
+            .arg(&uv_cache)
+            .arg("--python")
+            .arg(venv.join("bin/python"))
+            .arg("-r")
+            .arg(&req);
+        must(c);
+        start.elapsed()
+    };
+    uv_run(); // warms uv's cache
+    let (mut enable, mut theirs, mut reuse) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..b.iterations {
+        let mut cmd = hp(home, url, &["enable", plugin, "--yes-deps"]);
+        // One module's debug line says whether a venv was carried over.
+        cmd.env(
+            "HERMES_PLUGINS_LOG",
+            "hermes_plugins::generation::build=debug",
+        );
+        let start = Instant::now();
+        let out = must(cmd);
+        enable.push(start.elapsed());
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("carried over"),
+            "a fresh publication was asked for"
+        );
+        theirs.push(uv_run());
+        must(hp(home, url, &["disable", plugin]));
+        let start = Instant::now();
+        must(hp(home, url, &["enable", plugin, "--yes-deps"]));
+        reuse.push(start.elapsed());
+        collect();
+    }
+    for t in [&mut enable, &mut theirs, &mut reuse] {
+        t.sort();
+    }
+    let deps = generation["lock"]["packages"].as_array().unwrap().len();
+    println!("enable of a plugin with {deps} dependencies:");
+    line("hermes-plugins enable (resolve+venv+install)", &enable);
+    line("uv venv + uv pip install (same lock)", &theirs);
+    line("enable after disable (earlier venv reused)", &reuse);
+    println!(
+        "  ratio (median, ours / uv): {:.2}",
+        ms(enable[enable.len() / 2]) / ms(theirs[theirs.len() / 2])
+    );
 }
 
 fn time(iterations: usize, mut run: impl FnMut() -> Duration) -> Vec<Duration> {
@@ -109,9 +227,11 @@ fn main() {
     let ten: Vec<String> = (0..10).map(|i| format!("dep{i:02}>=1")).collect();
     let forty: Vec<String> = (0..40).map(|i| format!("dep{i:02}>=1")).collect();
     let ten_dir = plugin(tmp.path(), "ten", &ten);
+    let three: Vec<String> = (0..3).map(|i| format!("dep{i:02}>=1")).collect();
+    let three_dir = plugin(tmp.path(), "three", &three);
     let one_dir = plugin(tmp.path(), "one", &["dep00>=1".to_string()]);
     let forty_dir = plugin(tmp.path(), "forty", &forty);
-    for dir in [&ten_dir, &one_dir, &forty_dir] {
+    for dir in [&ten_dir, &three_dir, &one_dir, &forty_dir] {
         must(hp(&home, &url, &["install", dir.to_str().unwrap()]));
     }
     println!("generations: {iterations} iterations, release, warm caches, loopback index");
@@ -128,83 +248,20 @@ fn main() {
         println!("trace written to /tmp/enable-trace.log");
     }
 
-    // 1. enable (10 deps) vs uv venv + uv pip install of the same lock.
-    must(hp(&home, &url, &["enable", "ten", "--yes-deps"])); // warms our cache
-    must(hp(&home, &url, &["disable", "ten"]));
-    let ours = || {
-        let start = Instant::now();
-        must(hp(&home, &url, &["enable", "ten", "--yes-deps"]));
-        let t = start.elapsed();
-        must(hp(&home, &url, &["disable", "ten"]));
-        t
-    };
-    must(hp(&home, &url, &["enable", "ten", "--yes-deps"]));
-    let generation: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(home.join("pm/current/generation.json")).unwrap(),
-    )
-    .unwrap();
-    let mut requirements = String::new();
-    for p in generation["lock"]["packages"].as_array().unwrap() {
-        requirements.push_str(&format!(
-            "{}=={} --hash=sha256:{}\n",
-            p["name"].as_str().unwrap(),
-            p["version"].as_str().unwrap(),
-            p["sha256"].as_str().unwrap()
-        ));
+    // 1. enable vs uv venv + uv pip install of the same lock, for a small plugin (3
+    //    dependencies) and a larger one (10).
+    for name in ["three", "ten"] {
+        enable_against_uv(&Bench {
+            home: &home,
+            url: &url,
+            uv: &uv,
+            scratch: tmp.path(),
+            plugin: name,
+            other: "one",
+            iterations,
+        });
     }
-    let req = tmp.path().join("lock.txt");
-    std::fs::write(&req, requirements).unwrap();
-    let uv_cache = tmp.path().join("uv-cache");
-    let venv = tmp.path().join("uv-venv");
-    let uv_run = || {
-        let _ = std::fs::remove_dir_all(&venv);
-        let start = Instant::now();
-        let mut c = Command::new(&uv);
-        c.args(["venv", "--relocatable", "--no-config", "-q"])
-            .arg("--python")
-            .arg(python())
-            .arg("--cache-dir")
-            .arg(&uv_cache)
-            .arg(&venv);
-        must(c);
-        let mut c = Command::new(&uv);
-        c.env("NO_PROXY", "127.0.0.1,localhost")
-            .args([
-                "pip",
-                "install",
-                "--no-config",
-                "-q",
-                "--require-hashes",
-                "--no-deps",
-            ])
-            .args(["--index-url", &url])
-            .arg("--cache-dir")
-            .arg(&uv_cache)
-            .arg("--python")
-            .arg(venv.join("bin/python"))
-            .arg("-r")
-            .arg(&req);
-        must(c);
-        start.elapsed()
-    };
-    uv_run(); // warms uv's cache
-    must(hp(&home, &url, &["disable", "ten"]));
-    // Interleaved, so both see the same machine.
-    let (mut enable, mut theirs) = (Vec::new(), Vec::new());
-    for _ in 0..iterations {
-        enable.push(ours());
-        theirs.push(uv_run());
-    }
-    enable.sort();
-    theirs.sort();
     must(hp(&home, &url, &["enable", "ten", "--yes-deps"]));
-    println!("enable of a plugin with 10 dependencies:");
-    line("hermes-plugins enable (resolve+venv+install)", &enable);
-    line("uv venv + uv pip install (same lock)", &theirs);
-    println!(
-        "  ratio (median, ours / uv): {:.2}",
-        ms(enable[enable.len() / 2]) / ms(theirs[theirs.len() / 2])
-    );
 
     // 2. no-op sync.
     let sync = time(iterations, || {

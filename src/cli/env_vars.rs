@@ -196,6 +196,13 @@ pub fn cache_dir() -> Option<std::path::PathBuf> {
         .or_else(|| var(EnvVars::HOME).map(|h| PathBuf::from(h).join(".cache/hermes-plugins")))
 }
 
+/// The cache every home shares for what uv learns about interpreters, `<cache dir>/uv`
+/// (see [`crate::resolve::engine::UvCache`]).
+#[cfg(feature = "manager")]
+pub fn interpreter_cache() -> Option<std::path::PathBuf> {
+    cache_dir().map(|d| d.join("uv"))
+}
+
 /// The names of the variables set in this process (whatever their value): a plugin's
 /// `requires_env` is met by any of them.
 pub fn set_names() -> BTreeSet<String> {

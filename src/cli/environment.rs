@@ -101,6 +101,7 @@ impl Environment {
             core: self.core,
             extras: self.extras,
             python: self.python,
+            interpreter_cache: super::env_vars::interpreter_cache(),
             index: self.index,
             quarantine_days: self.quarantine_days,
             now,
@@ -401,7 +402,7 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
                     request.display()
                 ))
             })?;
-            crate::resolve::engine::find_interpreter(text).map_err(|e| {
+            crate::resolve::engine::find_interpreter(text, super::env_vars::interpreter_cache().as_deref()).map_err(|e| {
                 CliError::coded(crate::exit::Code::Interpreter, format!(
                     "{e} (pass a path, a name on PATH such as python3, or a version such as 3.11)"
                 ))

@@ -18,8 +18,8 @@ use crate::resolve::lock::Lock;
 pub struct BuildInputs {
     /// The base interpreter.
     pub python: PathBuf,
-    /// uv's cache.
-    pub cache_dir: PathBuf,
+    /// uv's caches.
+    pub cache: crate::resolve::engine::UvCache,
     /// Where packages come from.
     pub index: IndexConfig,
     /// The store root (plugin links point into it).
@@ -123,7 +123,7 @@ pub fn build(
     }
     let installed = venv::install(InstallRequest {
         python: inputs.python.clone(),
-        cache_dir: inputs.cache_dir.clone(),
+        cache: inputs.cache.clone(),
         index: inputs.index.clone(),
         pins: pins(&doc.lock)?,
         venv: venv.clone(),

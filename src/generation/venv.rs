@@ -46,8 +46,8 @@ pub struct Pin {
 pub struct InstallRequest {
     /// The base interpreter.
     pub python: PathBuf,
-    /// uv's cache directory.
-    pub cache_dir: PathBuf,
+    /// uv's caches.
+    pub cache: crate::resolve::engine::UvCache,
     /// Where packages come from.
     pub index: IndexConfig,
     /// The packages.
@@ -127,7 +127,7 @@ async fn sources(
         Some(pins) => {
             let dirs =
                 super::wheels::admit(&pins, &request.wheel_cache, &request.wheel_limits, || {
-                    Session::open(&request.python, &request.cache_dir, &request.index, hasher)
+                    Session::open(&request.python, &request.cache, &request.index, hasher)
                 })
                 .await?;
             Ok(IndexConfig::local_only(
@@ -187,7 +187,7 @@ fn locked_requirements(pins: &[Pin]) -> Vec<uv_distribution_types::Requirement> 
 async fn install_async(request: InstallRequest) -> Result<Installed, EngineError> {
     let hasher = hash_strategy(&request.pins);
     let index = sources(&request, &hasher).await?;
-    let session = Session::open(&request.python, &request.cache_dir, &index, &hasher).await?;
+    let session = Session::open(&request.python, &request.cache, &index, &hasher).await?;
     let venv = create_venv(&request, &session)?;
     let site_packages_dir = venv
         .site_packages()

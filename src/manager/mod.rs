@@ -25,7 +25,7 @@ use crate::exit::Code;
 use crate::generation::journal::{self, Recovery};
 use crate::generation::writer_lock::{LockError, WriterLock};
 use crate::home::Layout;
-use crate::resolve::engine::IndexConfig;
+use crate::resolve::engine::{IndexConfig, UvCache};
 use crate::resolve::inputs::CoreInputs;
 use crate::source::FetchOptions;
 
@@ -108,6 +108,9 @@ pub struct Context {
     pub extras: Vec<String>,
     /// The target interpreter.
     pub python: PathBuf,
+    /// The cache every home shares for what uv learns about interpreters (`None`: each
+    /// home's own; see [`UvCache`]).
+    pub interpreter_cache: Option<PathBuf>,
     /// Where packages come from.
     pub index: IndexConfig,
     /// Quarantine window (days).
@@ -153,6 +156,14 @@ pub fn installed(cx: &Context) -> Result<crate::state::installed::Installed, Man
 }
 
 impl Context {
+    /// uv's caches for this home.
+    pub fn uv_cache(&self) -> UvCache {
+        UvCache {
+            home: self.layout.uv_cache(),
+            interpreters: self.interpreter_cache.clone(),
+        }
+    }
+
     /// The config file of a profile.
     pub fn config_path(&self, profile: &str) -> PathBuf {
         self.layout.config(profile)

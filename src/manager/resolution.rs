@@ -11,6 +11,7 @@ use crate::exit::Code;
 use crate::generation::doc::GenPlugin;
 use crate::home::Layout;
 use crate::resolve::Request;
+use crate::resolve::engine::UvCache;
 use crate::resolve::inputs::{self, PluginInput};
 use crate::resolve::lock::Lock;
 use crate::store::Store;
@@ -49,6 +50,8 @@ pub struct Against {
     pub extras: Vec<String>,
     /// The target interpreter.
     pub python: std::path::PathBuf,
+    /// The shared interpreter cache (see [`UvCache`]).
+    pub interpreter_cache: Option<std::path::PathBuf>,
     /// Where packages come from.
     pub index: crate::resolve::engine::IndexConfig,
     /// Quarantine window (days).
@@ -64,6 +67,7 @@ impl Against {
             core: cx.core.clone(),
             extras: cx.extras.clone(),
             python: cx.python.clone(),
+            interpreter_cache: cx.interpreter_cache.clone(),
             index: cx.index.clone(),
             quarantine_days: cx.quarantine_days,
             now: cx.now,
@@ -83,7 +87,10 @@ impl Against {
             extras: self.extras,
             plugins,
             python: self.python,
-            cache_dir: layout.uv_cache(),
+            cache: UvCache {
+                home: layout.uv_cache(),
+                interpreters: self.interpreter_cache,
+            },
             index: self.index,
             quarantine_days: self.quarantine_days,
             now: self.now,

@@ -299,7 +299,7 @@ fn build_venv(
         .collect();
     let installed = venv::install(InstallRequest {
         python: req.python.clone(),
-        cache_dir: cache.path().to_path_buf(),
+        cache: crate::resolve::engine::UvCache::at(cache.path()),
         index: IndexConfig::local_only(vec![wheels.display().to_string()], Default::default()),
         pins,
         venv: root.join("venv"),

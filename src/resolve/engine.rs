@@ -112,13 +112,39 @@ impl IndexConfig {
     }
 }
 
+/// Where uv keeps what it learns.
+///
+/// Downloads, index metadata and unpacked wheels stay in the home (`pm/cache/uv`): installs
+/// hard-link from there, so it must share the home's file system. What uv learns about an
+/// interpreter (its markers and tags, one `python -c …` of 50–90 ms) is a fact of the
+/// machine, keyed by the interpreter's path and modification time, so it may live in a cache
+/// every home shares (`interpreters`, the user's cache directory), as uv keeps it in its
+/// own: the first publication of a new home or profile then does not query again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UvCache {
+    /// The home's uv cache.
+    pub home: PathBuf,
+    /// The machine-wide cache for interpreter facts (`None`: the home's cache).
+    pub interpreters: Option<PathBuf>,
+}
+
+impl UvCache {
+    /// Everything in `dir`.
+    pub fn at(dir: impl Into<PathBuf>) -> UvCache {
+        UvCache {
+            home: dir.into(),
+            interpreters: None,
+        }
+    }
+}
+
 /// One resolution to run.
 #[derive(Debug, Clone)]
 pub struct EngineRequest {
     /// The target interpreter.
     pub python: PathBuf,
-    /// uv's cache directory.
-    pub cache_dir: PathBuf,
+    /// uv's caches.
+    pub cache: UvCache,
     /// Index configuration.
     pub index: IndexConfig,
     /// Registry requirements (markers are evaluated for the target interpreter).
@@ -410,7 +436,7 @@ impl Batch {
                     let hasher = HashStrategy::None;
                     let session = match Session::open(
                         &template.python,
-                        &template.cache_dir,
+                        &template.cache,
                         &template.index,
                         &hasher,
                     )
@@ -619,13 +645,34 @@ fn disk_error<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e st
 }
 
 /// Queries an interpreter once per process (a resolution and the installation that follows
-/// share the answer; wrapper scripts such as pyenv shims cost ~100 ms per query).
-fn query_interpreter(python: &std::path::Path, cache: &Cache) -> Result<Interpreter, EngineError> {
+/// share the answer; wrapper scripts such as pyenv shims cost ~100 ms per query, and uv
+/// caches no answer for them). uv's answer is kept in the shared interpreter cache when one
+/// is given and can be opened, else in `home` (the home's cache).
+async fn query_interpreter(
+    python: &std::path::Path,
+    home: &Cache,
+    shared: Option<&std::path::Path>,
+) -> Result<Interpreter, EngineError> {
     static SEEN: std::sync::Mutex<BTreeMap<PathBuf, Interpreter>> =
         std::sync::Mutex::new(BTreeMap::new());
     if let Some(found) = SEEN.lock().ok().and_then(|m| m.get(python).cloned()) {
         return Ok(found);
     }
+    let shared = match shared {
+        Some(dir) => match Cache::from_path(dir).init().await {
+            Ok(cache) => Some(cache),
+            Err(e) => {
+                // A read-only or missing user cache costs one query, nothing else.
+                tracing::debug!(
+                    "interpreter facts kept in the home's cache: {} cannot be used ({e})",
+                    dir.display()
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    let cache = shared.as_ref().unwrap_or(home);
     let interpreter = Interpreter::query(python, cache).map_err(|e| {
         let (message, causes) = explain(&e);
         // uv caches what it learns about the interpreter: a full or read-only disk fails the
@@ -654,8 +701,13 @@ fn query_interpreter(python: &std::path::Path, cache: &Cache) -> Result<Interpre
 
 /// Finds the interpreter a request names as uv does: a version (`3.11`, `>=3.10`), a name on
 /// `PATH` (`python3`, `python3.12`), an implementation (`cpython@3.12`), or a path; virtual
-/// environments and uv-managed interpreters count. Returns its executable.
-pub fn find_interpreter(request: &str) -> Result<PathBuf, EngineError> {
+/// environments and uv-managed interpreters count. Returns its executable. What uv learns
+/// about the interpreters it looks at is kept in `shared` (see [`UvCache`]) when given and
+/// usable, else forgotten with the process.
+pub fn find_interpreter(
+    request: &str,
+    shared: Option<&std::path::Path>,
+) -> Result<PathBuf, EngineError> {
     let not_found = |error: &(dyn std::error::Error + 'static)| {
         let (message, causes) = explain(error);
         EngineError::Interpreter {
@@ -664,7 +716,10 @@ pub fn find_interpreter(request: &str) -> Result<PathBuf, EngineError> {
             causes,
         }
     };
-    let cache = Cache::temp().map_err(|e| not_found(&e))?;
+    let cache = match shared.and_then(|dir| Cache::from_path(dir).init_no_wait().ok().flatten()) {
+        Some(cache) => cache,
+        None => Cache::temp().map_err(|e| not_found(&e))?,
+    };
     let parsed = uv_python::PythonRequest::parse(request);
     let found = uv_python::PythonInstallation::find_existing(
         &parsed,
@@ -685,12 +740,12 @@ impl Session {
     /// which `--find-links` files are acceptable.
     pub async fn open(
         python: &std::path::Path,
-        cache_dir: &std::path::Path,
+        caches: &UvCache,
         index: &IndexConfig,
         hasher: &HashStrategy,
     ) -> Result<Session, EngineError> {
-        let cache = Cache::from_path(cache_dir).init().await.map_err(other)?;
-        let interpreter = query_interpreter(python, &cache)?;
+        let cache = Cache::from_path(&caches.home).init().await.map_err(other)?;
+        let interpreter = query_interpreter(python, &cache, caches.interpreters.as_deref()).await?;
         let info = python_info(python.to_path_buf(), &interpreter);
         let tags = interpreter.tags().map_err(other)?.clone();
 
@@ -866,8 +921,7 @@ pub fn resolver_environment(interpreter: &Interpreter) -> ResolverEnvironment {
 
 async fn resolve_async(request: EngineRequest) -> Result<Resolved, EngineError> {
     let hasher = HashStrategy::None;
-    let session =
-        Session::open(&request.python, &request.cache_dir, &request.index, &hasher).await?;
+    let session = Session::open(&request.python, &request.cache, &request.index, &hasher).await?;
     let exclude_newer = exclude_newer_of(&request.cutoffs);
     let state = SharedState::default();
     let in_memory_index = state.index().clone();

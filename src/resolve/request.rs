@@ -24,8 +24,8 @@ pub struct Request {
     pub plugins: Vec<PluginInput>,
     /// The target interpreter.
     pub python: PathBuf,
-    /// uv's cache directory.
-    pub cache_dir: PathBuf,
+    /// uv's caches.
+    pub cache: super::engine::UvCache,
     /// Where packages come from.
     pub index: IndexConfig,
     /// Quarantine window in days.
@@ -218,7 +218,7 @@ fn engine_request(
     }
     EngineRequest {
         python: request.python.clone(),
-        cache_dir: request.cache_dir.clone(),
+        cache: request.cache.clone(),
         index: request.index.clone(),
         requirements: labelled.iter().map(|l| l.requirement.clone()).collect(),
         preferences: preferences.into_iter().collect(),

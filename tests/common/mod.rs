@@ -43,7 +43,14 @@ pub fn std_bin() -> std::process::Command {
     cmd.env("HERMES_PLUGINS_CATALOG", "none");
     // The tests' indexes are on 127.0.0.1: never through a proxy from the environment.
     cmd.env("NO_PROXY", "127.0.0.1,localhost");
+    cmd.env("HERMES_PLUGINS_CACHE_DIR", user_cache());
     cmd
+}
+
+/// The user's cache directory of every test run (interpreter facts, validation reports):
+/// shared by the tests as by a user's homes, and never the real one.
+pub fn user_cache() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("user-cache")
 }
 
 /// Output of one run.

@@ -154,6 +154,7 @@ impl World {
             .env_remove("HERMES_PLUGINS_FAULT")
             .env("HERMES_PLUGINS_CATALOG", "none")
             .env_remove("HERMES_PLUGINS_GITHUB")
+            .env("HERMES_PLUGINS_CACHE_DIR", super::user_cache())
             .args(args);
         c
     }

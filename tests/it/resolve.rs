@@ -504,6 +504,30 @@ fn python_is_found_as_uv_finds_it() {
             r.json
         );
     }
+    // What uv learnt about the interpreter is kept in the user's cache, for every home.
+    let shared = tempfile::tempdir().unwrap();
+    let out = bin()
+        .env("HERMES_PLUGINS_CACHE_DIR", shared.path())
+        .env("HERMES_PLUGINS_NOW", NOW)
+        .args(["resolve", "--json", "--home"])
+        .arg(tmp.path())
+        .args([
+            "--index-url",
+            &idx.url(),
+            "--plugin",
+            &s(&p),
+            "--python",
+            &version,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let facts = walkdir::WalkDir::new(shared.path().join("uv"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.path().to_string_lossy().contains("interpreter-"))
+        .count();
+    assert!(facts >= 1, "nothing kept in {}", shared.path().display());
     let r = resolve(tmp.path(), &idx, &["--plugin", &s(&p), "--python", "3.99"]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert_eq!(r.json["error"]["exit_code"], 3);

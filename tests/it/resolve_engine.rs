@@ -26,7 +26,7 @@ fn which(name: &str) -> std::path::PathBuf {
 fn request(index: &TestIndex, cache: &std::path::Path, reqs: &[&str]) -> EngineRequest {
     EngineRequest {
         python: python(),
-        cache_dir: cache.to_path_buf(),
+        cache: hermes_plugins::resolve::engine::UvCache::at(cache),
         index: IndexConfig {
             index_url: Some(index.url()),
             ..IndexConfig::default()

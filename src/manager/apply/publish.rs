@@ -167,7 +167,7 @@ pub(super) fn publish(
         &staging,
         &BuildInputs {
             python: cx.python.clone(),
-            cache_dir: cx.layout.uv_cache(),
+            cache: cx.uv_cache(),
             index: cx.index.clone(),
             store: cx.layout.store(),
             wheel_cache: cx.layout.wheel_cache(),
