@@ -121,7 +121,15 @@ pub fn analyze_entry(root: &PackageRoot, entry: Option<&str>) -> StaticAnalysis 
     };
     let set = source::SourceSet::load(root, &mut notes);
     lap("parsing");
-    let indexes: Vec<source::Index<'_>> = set.modules.iter().map(source::PyModule::index).collect();
+    // One walk per module, on the cores nothing else uses (largest first).
+    let mut largest_first: Vec<usize> = (0..set.modules.len()).collect();
+    largest_first.sort_by_key(|i| std::cmp::Reverse(set.modules[*i].text.len()));
+    let indexes: Vec<source::Index<'_>> = crate::parallel::map(
+        &set.modules,
+        crate::parallel::spare_cores(),
+        Some(largest_first),
+        source::PyModule::index,
+    );
     lap("indexing");
     let scopes = scope::Scopes::build(&set);
     let ev = eval::Evaluator::new(&set, &scopes, FUEL);

@@ -312,11 +312,11 @@ impl SourceSet {
     /// directories included, at any depth (Python can import all of them) — from the
     /// package's one tree walk. A file that cannot be read is an error in `out`; a file too
     /// large to parse, or beyond the file cap, is listed in [`SourceSet::unanalysed`].
+    ///
+    /// Files are read and parsed on the cores nothing else uses, largest first (one plugin's
+    /// own tests can be most of its code, and `validate .` of one plugin would otherwise use
+    /// one core); modules, notes and errors come out in path order whatever the threads did.
     pub fn load(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> SourceSet {
-        let mut parser = Parser::new();
-        parser
-            .set_language(&tree_sitter_python::LANGUAGE.into())
-            .expect("the bundled Python grammar matches the tree-sitter version");
         let dir_name = root
             .path()
             .file_name()
@@ -338,52 +338,24 @@ impl SourceSet {
                 ),
             });
         }
-        for entry in files.into_iter().take(MAX_FILES) {
-            let rel = entry.rel.clone();
-            let text = match read_limited_text(&entry.path, MAX_FILE) {
-                Ok(t) => t,
-                Err(ReadError::TooLarge { size, limit }) => {
-                    unanalysed.push(Unanalysed {
-                        rel,
-                        reason: format!("{size} bytes is more than the {limit} analysed"),
-                    });
-                    continue;
+        let files = &files[..files.len().min(MAX_FILES)];
+        let mut largest_first: Vec<usize> = (0..files.len()).collect();
+        largest_first.sort_by_key(|i| std::cmp::Reverse(files[*i].size));
+        let parsed = crate::parallel::map(
+            files,
+            crate::parallel::spare_cores(),
+            Some(largest_first),
+            |entry| parse_file(&entry.rel, &entry.path),
+        );
+        for outcome in parsed {
+            match outcome {
+                Parsed::Module(module) => modules.push(*module),
+                Parsed::Skipped(skipped) => unanalysed.push(skipped),
+                Parsed::Unreadable(error, skipped) => {
+                    out.push(*error);
+                    unanalysed.push(skipped);
                 }
-                Err(e) => {
-                    let mut d = Diagnostic::error(
-                        CheckId::SecurityScan,
-                        &rel,
-                        e.pos(),
-                        format!("unreadable-source: {rel} cannot be analysed: it {e}"),
-                    )
-                    .hint("Every Python file of a package must be readable UTF-8 source; Python cannot import it otherwise either.");
-                    if let Some(v) = e.value() {
-                        d = d.value(v);
-                    }
-                    out.push(d);
-                    unanalysed.push(Unanalysed {
-                        rel,
-                        reason: format!("it {e}"),
-                    });
-                    continue;
-                }
-            };
-            let Some(tree) = parser.parse(text.as_bytes(), None) else {
-                unanalysed.push(Unanalysed {
-                    rel,
-                    reason: "the parser gave up on it".into(),
-                });
-                continue;
-            };
-            let (dotted, is_package) = module_name(&rel);
-            modules.push(PyModule {
-                is_test: is_test_path(&rel),
-                rel,
-                dotted,
-                is_package,
-                text,
-                tree,
-            });
+            }
         }
         let by_dotted = modules
             .iter()
@@ -460,6 +432,72 @@ impl SourceSet {
     }
 }
 
+/// What became of one `.py` file.
+enum Parsed {
+    Module(Box<PyModule>),
+    /// Too large, or the parser gave up.
+    Skipped(Unanalysed),
+    /// Unreadable: an error for the report, and not analysed.
+    Unreadable(Box<Diagnostic>, Unanalysed),
+}
+
+/// Reads and parses one file (`rel` within the package, at `path`).
+fn parse_file(rel: &str, path: &std::path::Path) -> Parsed {
+    thread_local! {
+        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new({
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_python::LANGUAGE.into())
+                .expect("the bundled Python grammar matches the tree-sitter version");
+            parser
+        });
+    }
+    let rel = rel.to_string();
+    let text = match read_limited_text(path, MAX_FILE) {
+        Ok(t) => t,
+        Err(ReadError::TooLarge { size, limit }) => {
+            return Parsed::Skipped(Unanalysed {
+                rel,
+                reason: format!("{size} bytes is more than the {limit} analysed"),
+            });
+        }
+        Err(e) => {
+            let mut d = Diagnostic::error(
+                CheckId::SecurityScan,
+                &rel,
+                e.pos(),
+                format!("unreadable-source: {rel} cannot be analysed: it {e}"),
+            )
+            .hint("Every Python file of a package must be readable UTF-8 source; Python cannot import it otherwise either.");
+            if let Some(v) = e.value() {
+                d = d.value(v);
+            }
+            return Parsed::Unreadable(
+                Box::new(d),
+                Unanalysed {
+                    rel,
+                    reason: format!("it {e}"),
+                },
+            );
+        }
+    };
+    let Some(tree) = PARSER.with(|p| p.borrow_mut().parse(text.as_bytes(), None)) else {
+        return Parsed::Skipped(Unanalysed {
+            rel,
+            reason: "the parser gave up on it".into(),
+        });
+    };
+    let (dotted, is_package) = module_name(&rel);
+    Parsed::Module(Box::new(PyModule {
+        is_test: is_test_path(&rel),
+        rel,
+        dotted,
+        is_package,
+        text,
+        tree,
+    }))
+}
+
 fn module_name(rel: &str) -> (String, bool) {
     let without = rel.trim_end_matches(".py");
     let mut parts: Vec<&str> = without.split('/').collect();
@@ -488,6 +526,38 @@ mod tests {
         }
         for t in ["tools.py", "latest.py", "contest.py", "testing.py"] {
             assert!(!is_test_path(t), "{t}");
+        }
+    }
+
+    /// Files parsed on several threads, largest first, still come out in path order: the
+    /// modules, what was not analysed, and the errors (the report depends on it).
+    #[test]
+    fn parallel_parse_keeps_path_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut expected = Vec::new();
+        for i in 0..40 {
+            // Sizes that do not follow the names, so largest-first is not path order.
+            let body = "x = 1\n".repeat((i * 7919) % 97 + 1);
+            let rel = format!("m{i:02}.py");
+            std::fs::write(dir.path().join(&rel), body).unwrap();
+            expected.push(rel);
+        }
+        std::fs::write(dir.path().join("m05b.py"), b"x = '\xff'\n").unwrap();
+        std::fs::write(dir.path().join("m07b.py"), b"\xfe\n").unwrap();
+        let big = "#".repeat(usize::try_from(MAX_FILE).unwrap() + 1);
+        std::fs::write(dir.path().join("m03b.py"), big).unwrap();
+        let root = PackageRoot::open(dir.path()).unwrap();
+        let mut errors = Vec::new();
+        let set = SourceSet::load(&root, &mut errors);
+        let rels: Vec<&str> = set.modules.iter().map(|m| m.rel.as_str()).collect();
+        assert_eq!(rels, expected);
+        let skipped: Vec<&str> = set.unanalysed.iter().map(|u| u.rel.as_str()).collect();
+        assert_eq!(skipped, ["m03b.py", "m05b.py", "m07b.py"]);
+        let files: Vec<&str> = errors.iter().map(|d| d.file.as_str()).collect();
+        assert_eq!(files, ["m05b.py", "m07b.py"]);
+        for (i, m) in set.modules.iter().enumerate() {
+            assert_eq!(m.dotted, format!("m{i:02}"));
+            assert!(!m.tree.root_node().has_error(), "{}", m.rel);
         }
     }
 
