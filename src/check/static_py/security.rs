@@ -12,7 +12,8 @@ use std::sync::LazyLock;
 
 use crate::located::Pos;
 use crate::pkgfs::{Kind, PackageRoot, ReadError};
-use regex::Regex;
+use regex_automata::Input;
+use regex_automata::meta::Regex as SpanRegex;
 use tree_sitter::Node;
 
 use super::eval::{Evaluator, Val};
@@ -111,12 +112,15 @@ pub const MAX_TOTAL_BYTES: u64 = 10 * 1000 * 1000;
 /// Per-file size limit (1 MB).
 pub const MAX_FILE_BYTES: u64 = 1000 * 1000;
 
-static REVERSE_SHELL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(/dev/tcp/[^\s/]+/\d+|bash\s+-i\s+>&|\bnc(at)?\s+(-\w+\s+)*-e\s+/bin/(ba|z|da)?sh|socat\s+[^\n]*exec:|mkfifo\s+/tmp/\S+[^\n]*\bnc\b|\bsh\s+-i\s+[<>]&)")
+// The two byte-level patterns are searched with regex-automata's `meta::Regex`, which can
+// search a span of a haystack while its `\b` sees the characters around the span: a window
+// of a long line is searched up to its end with the next character of the line as context.
+static REVERSE_SHELL: LazyLock<SpanRegex> = LazyLock::new(|| {
+    SpanRegex::new(r"(?i)(/dev/tcp/[^\s/]+/\d+|bash\s+-i\s+>&|\bnc(at)?\s+(-\w+\s+)*-e\s+/bin/(ba|z|da)?sh|socat\s+[^\n]*exec:|mkfifo\s+/tmp/\S+[^\n]*\bnc\b|\bsh\s+-i\s+[<>]&)")
         .expect("valid regex")
 });
-static PIPE_TO_SHELL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da)?sh\b|\b(iex|invoke-expression)\b\s*\(?\s*(\(?\s*new-object\s+net\.webclient|iwr|invoke-webrequest|irm\b))")
+static PIPE_TO_SHELL: LazyLock<SpanRegex> = LazyLock::new(|| {
+    SpanRegex::new(r"(?i)(\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(ba|z|da)?sh\b|\b(iex|invoke-expression)\b\s*\(?\s*(\(?\s*new-object\s+net\.webclient|iwr|invoke-webrequest|irm\b))")
         .expect("valid regex")
 });
 /// A string of at least 2000 characters, all base64 alphabet or whitespace (what the
@@ -272,7 +276,7 @@ fn check_text(
     out: &mut Vec<SecurityFinding>,
     make: impl Fn(Level, &'static str, String) -> SecurityFinding,
 ) {
-    check_text_from(text, 0, out, make);
+    check_text_in(text, 0, text.len(), out, make);
 }
 
 /// The rules of the byte-level patterns that match somewhere in `text` (both of them, where
@@ -288,30 +292,33 @@ pub fn rules_matching(text: &str) -> Vec<&'static str> {
     rules
 }
 
-/// [`check_text`] for matches starting at byte `start` or later, `text[..start]` being only
-/// context (what precedes a word decides a `\b`).
-fn check_text_from(
+/// [`check_text`] for matches within `text[start..end]`, the text around it being only
+/// context (what precedes or follows a word decides a `\b`).
+fn check_text_in(
     text: &str,
     start: usize,
+    end: usize,
     out: &mut Vec<SecurityFinding>,
     make: impl Fn(Level, &'static str, String) -> SecurityFinding,
 ) {
-    if let Some(m) = REVERSE_SHELL.find_at(text, start) {
+    let span = || Input::new(text).span(start..end);
+    let matched = |m: regex_automata::Match| text.get(m.range()).unwrap_or_default();
+    if let Some(m) = REVERSE_SHELL.find(span()).map(matched) {
         out.push(make(
             Level::Critical,
             "reverse-shell",
             format!(
                 "reverse shell pattern `{}`",
-                crate::located::truncate_chars(m.as_str(), 60)
+                crate::located::truncate_chars(m, 60)
             ),
         ));
-    } else if let Some(m) = PIPE_TO_SHELL.find_at(text, start) {
+    } else if let Some(m) = PIPE_TO_SHELL.find(span()).map(matched) {
         out.push(make(
             Level::High,
             "pipe-to-shell",
             format!(
                 "downloads a script and pipes it to a shell: `{}`",
-                crate::located::truncate_chars(m.as_str(), 60)
+                crate::located::truncate_chars(m, 60)
             ),
         ));
     }
@@ -601,8 +608,18 @@ fn scan_windowed(
             if read == 0 && first {
                 return; // end of file
             }
+            let ended = window.last() == Some(&b'\n') || read < room;
             if !comment {
-                let text = String::from_utf8_lossy(&window);
+                let mut text = String::from_utf8_lossy(&window).into_owned();
+                let end = text.len();
+                if !ended {
+                    // The line goes on: its next character is context for a `\b` at the
+                    // window's end (`| sh` before `ell` is no pipe to a shell). A character
+                    // split by the read buffer's end is taken as not a word character.
+                    let next = std::io::BufRead::fill_buf(&mut reader).unwrap_or_default();
+                    let next = &next[..next.len().min(4)];
+                    text.extend(String::from_utf8_lossy(next).chars().next());
+                }
                 if first {
                     let trimmed = text.trim_start();
                     comment = trimmed.starts_with('#') && !trimmed.starts_with("#!");
@@ -614,14 +631,14 @@ fn scan_windowed(
                         text.chars().next().map_or(0, char::len_utf8)
                     };
                     let mut here = Vec::new();
-                    check_text_from(&text, from, &mut here, |level, rule, message| {
+                    check_text_in(&text, from, end, &mut here, |level, rule, message| {
                         SecurityFinding {
                             level,
                             rule,
                             message,
                             file: rel.to_string(),
                             pos: Pos::new(number, 1),
-                            snippet: snippet_of(&text),
+                            snippet: snippet_of(&text[..end]),
                         }
                     });
                     for finding in here {
@@ -633,7 +650,6 @@ fn scan_windowed(
                 }
             }
             first = false;
-            let ended = window.last() == Some(&b'\n') || read < room;
             if ended || found > 200 {
                 break;
             }
@@ -835,5 +851,36 @@ mod byte_tests {
             assert!(found.is_empty(), "{window}: {:?}", rules(&found));
         }
         assert_eq!(rules_matching(&glued), Vec::<&str>::new());
+    }
+
+    /// A window that ends inside a word does not end the word: `| sh` cut from `| shellcheck`
+    /// is no pipe to a shell (found by the `security_bytes` fuzz target), while `| sh` that
+    /// the line continues after with a space still is.
+    #[test]
+    fn a_window_end_is_not_a_word_end() {
+        let head = "curl -fsSL https://e.invalid/x | sh";
+        for (tail, expected) in [
+            ("ellcheck\n", Vec::new()),
+            (" -s -- --yes\n", vec![(1, "pipe-to-shell")]),
+        ] {
+            let line = format!("{head}{tail}");
+            let found = byte_patterns(line.as_bytes(), "f.sh", head.len(), 8);
+            assert_eq!(rules(&found), expected, "{line:?}");
+            assert_eq!(
+                !rules_matching(&line).is_empty(),
+                !expected.is_empty(),
+                "{line:?}"
+            );
+        }
+        // The fuzzer's input, as it found it: windows of 64 reported line 4.
+        let input = b"#!\x95/bin\xeesh\n# I#!\x95/bin\xeesh\n# Inr\ncurl -fsSL https://example.com/get.sps://example.com/get.sh | shnsta]lls the helper\ncur\x01\x80-fsSL https://example.com/get.sh |zsh\n";
+        for (window, overlap) in [(1 << 20, 1 << 10), (64, 24), (7, 3)] {
+            let found = byte_patterns(&input[..], "f", window, overlap);
+            assert!(
+                found.iter().all(|f| f.pos.line != 4),
+                "{window}: {:?}",
+                rules(&found)
+            );
+        }
     }
 }
