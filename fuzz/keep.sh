@@ -5,7 +5,7 @@
 # corpus as a second corpus directory, so every run starts where the last kept one ended.
 #   fuzz/keep.sh                                  # every target (after fuzz/run.sh built them)
 #   HERMES_PLUGINS_FUZZ_TARGETS="nar catalog" fuzz/keep.sh
-# Inputs over 16 KiB are left out of the kept corpus: they are nearly all whole plugin trees
+# Inputs named regression-* are kept as they are. Inputs over 16 KiB are left out of the kept corpus: they are nearly all whole plugin trees
 # seeded from fixtures/ and ../shared/corpus, which run.sh seeds again on every run, and
 # they would be most of its size.
 set -eu
@@ -22,6 +22,9 @@ for target in $targets; do
   "$bin/$target" -merge=1 -timeout=10 -rss_limit_mb=4096 "$fresh" "kept/$target" "corpus/$target" \
     > "$fresh.log" 2>&1 || { cat "$fresh.log" >&2; rm -rf "$fresh" "$fresh.log"; exit 1; }
   find "$fresh" -type f -size +16k -delete
+  # Inputs that once failed (`regression-*`, copied from artifacts/ by hand) stay as they are
+  # whether or not they add coverage: the smoke run in CI replays them.
+  find "kept/$target" -maxdepth 1 -type f -name 'regression-*' -exec cp {} "$fresh/" \;
   rm -rf "kept/$target"
   mv "$fresh" "kept/$target"
   chmod 755 "kept/$target"
