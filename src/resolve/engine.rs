@@ -672,8 +672,17 @@ async fn query_interpreter(
         },
         None => None,
     };
-    let cache = shared.as_ref().unwrap_or(home);
-    let interpreter = Interpreter::query(python, cache).map_err(|e| {
+    let mut cache = shared.as_ref().unwrap_or(home);
+    let mut answer = Interpreter::query(python, cache);
+    if let Err(e) = &answer
+        && cache.root() != home.root()
+        && disk_error(e).is_some()
+    {
+        // The user's cache is on a full or read-only disk: the home's is asked instead.
+        cache = home;
+        answer = Interpreter::query(python, cache);
+    }
+    let interpreter = answer.map_err(|e| {
         let (message, causes) = explain(&e);
         // uv caches what it learns about the interpreter: a full or read-only disk fails the
         // query, and the interpreter is not to blame.

@@ -189,3 +189,56 @@ fn a_full_disk_and_a_read_only_home_fail_cleanly() {
     w.ok(&["verify"]);
     drop(fs);
 }
+
+/// The user's cache (where interpreter facts are kept for every home) on a disk that is full,
+/// then read-only: `enable` still publishes, and the facts go to the home's own cache.
+#[test]
+fn a_full_or_read_only_user_cache_costs_only_the_shared_facts() {
+    let python = common::synthetic::python_executable();
+    for (round, state) in ["full", "read-only"].into_iter().enumerate() {
+        let w = World::new();
+        let cache = w.tmp.path().join("user-cache");
+        std::fs::create_dir_all(&cache).unwrap();
+        let Some(fs) = Tmpfs::mount(&cache, "1m") else {
+            assert!(
+                std::env::var("HERMES_PLUGINS_REQUIRE_MOUNT").as_deref() != Ok("1"),
+                "mounting a tmpfs is required (HERMES_PLUGINS_REQUIRE_MOUNT=1) but failed"
+            );
+            eprintln!("cannot mount a tmpfs here (not root?): skipping");
+            return;
+        };
+        // uv's cache directory as `Cache::init` leaves it, then the disk filled (or frozen).
+        let uv = cache.join("uv");
+        std::fs::create_dir_all(&uv).unwrap();
+        std::fs::write(
+            uv.join("CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55\n",
+        )
+        .unwrap();
+        std::fs::write(uv.join(".gitignore"), "*").unwrap();
+        std::fs::write(uv.join(".lock"), "").unwrap();
+        if round == 0 {
+            let mut filler = std::fs::File::create(cache.join("filler")).unwrap();
+            let block = vec![0u8; 4096];
+            while std::io::Write::write_all(&mut filler, &block).is_ok() {}
+        } else {
+            fs.remount("ro");
+        }
+        let repo = w.tmp.path().join("news");
+        git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
+        let out = w
+            .cmd(&["install", &file_url(&repo), "--enable", "--yes-deps"])
+            .env("HERMES_PLUGINS_PYTHON", &python)
+            .env("HERMES_PLUGINS_CACHE_DIR", &cache)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{state}: {out:?}");
+        assert_eq!(w.current(), Some(1), "{state}");
+        let home_facts = std::fs::read_dir(w.pm().join("cache/uv"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().starts_with("interpreter-"));
+        assert!(home_facts, "{state}: the home's cache keeps the facts");
+        w.ok(&["verify"]);
+    }
+}
