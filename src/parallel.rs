@@ -53,6 +53,15 @@ pub fn map<'a, T: Sync, R: Send>(
     results.into_iter().map(|(_, r)| r).collect()
 }
 
+/// A schedule for [`map`]: the indices of `items`, largest `size` first, so that one big
+/// item does not start last and finish alone.
+pub fn largest_first<T>(items: &[T], size: impl Fn(&T) -> u64) -> Vec<usize> {
+    let sizes: Vec<u64> = items.iter().map(size).collect();
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|i| std::cmp::Reverse(sizes[*i]));
+    order
+}
+
 /// The threads worth using for CPU-bound work: one per core.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -111,6 +120,8 @@ mod tests {
             }
         }
         assert!(map(&Vec::<u32>::new(), 4, None, |x| *x).is_empty());
+        // Largest first; equal sizes keep their order.
+        assert_eq!(largest_first(&[3u64, 9, 1, 9], |x| *x), [1, 3, 0, 2]);
     }
 
     /// Work nested inside a run that already has a worker per core gets no more threads

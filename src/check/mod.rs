@@ -152,10 +152,7 @@ pub fn run_all<P: std::borrow::Borrow<LoadedPackage> + Sync>(
     packages: &[P],
     cx: &Context<'_>,
 ) -> Vec<Result<Outcome, probe::ProbeError>> {
-    // Largest packages first, so one big package does not finish last on its own.
-    let mut order: Vec<usize> = (0..packages.len()).collect();
-    let cost: Vec<u64> = packages.iter().map(|p| source_bytes(p.borrow())).collect();
-    order.sort_by_key(|i| std::cmp::Reverse(cost[*i]));
+    let order = crate::parallel::largest_first(packages, |p| source_bytes(p.borrow()));
     crate::parallel::map(packages, crate::parallel::cores(), Some(order), |p| {
         run(p.borrow(), cx)
     })

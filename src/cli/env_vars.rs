@@ -25,7 +25,8 @@ impl EnvVars {
     pub const PATH: &'static str = "PATH";
     /// `--core`.
     pub const HERMES_PLUGINS_CORE: &'static str = "HERMES_PLUGINS_CORE";
-    /// Where `validate` caches unchanged packages' reports (else `XDG_CACHE_HOME`, `HOME`).
+    /// The user's cache (else `XDG_CACHE_HOME`, `HOME`): `validate`'s reports of unchanged
+    /// packages (`validate-v1/`) and what uv learns about interpreters, for every home (`uv/`).
     pub const HERMES_PLUGINS_CACHE_DIR: &'static str = "HERMES_PLUGINS_CACHE_DIR";
     /// The user's cache directory (XDG), under which `hermes-plugins/` is the cache.
     pub const XDG_CACHE_HOME: &'static str = "XDG_CACHE_HOME";

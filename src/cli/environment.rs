@@ -402,10 +402,14 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
                     request.display()
                 ))
             })?;
-            crate::resolve::engine::find_interpreter(text, super::env_vars::interpreter_cache().as_deref()).map_err(|e| {
-                CliError::coded(crate::exit::Code::Interpreter, format!(
-                    "{e} (pass a path, a name on PATH such as python3, or a version such as 3.11)"
-                ))
+            let shared = super::env_vars::interpreter_cache();
+            crate::resolve::engine::find_interpreter(text, shared.as_deref()).map_err(|e| {
+                CliError::coded(
+                    crate::exit::Code::Interpreter,
+                    format!(
+                        "{e} (pass a path, a name on PATH such as python3, or a version such as 3.11)"
+                    ),
+                )
             })
         }
         None => std::env::var_os(EnvVars::PATH)

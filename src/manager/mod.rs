@@ -148,6 +148,15 @@ pub enum LockMode {
     Frozen,
 }
 
+/// uv's caches of the home at `layout`, with interpreter facts in `interpreters` (the
+/// user's cache) when given.
+pub fn uv_cache(layout: &Layout, interpreters: Option<PathBuf>) -> UvCache {
+    UvCache {
+        home: layout.uv_cache(),
+        interpreters,
+    }
+}
+
 /// The installed set of the context's home (`pm/installed.json`); unreadable is an
 /// environment error with its cause.
 pub fn installed(cx: &Context) -> Result<crate::state::installed::Installed, ManagerError> {
@@ -158,10 +167,7 @@ pub fn installed(cx: &Context) -> Result<crate::state::installed::Installed, Man
 impl Context {
     /// uv's caches for this home.
     pub fn uv_cache(&self) -> UvCache {
-        UvCache {
-            home: self.layout.uv_cache(),
-            interpreters: self.interpreter_cache.clone(),
-        }
+        uv_cache(&self.layout, self.interpreter_cache.clone())
     }
 
     /// The config file of a profile.

@@ -11,7 +11,6 @@ use crate::exit::Code;
 use crate::generation::doc::GenPlugin;
 use crate::home::Layout;
 use crate::resolve::Request;
-use crate::resolve::engine::UvCache;
 use crate::resolve::inputs::{self, PluginInput};
 use crate::resolve::lock::Lock;
 use crate::store::Store;
@@ -50,7 +49,7 @@ pub struct Against {
     pub extras: Vec<String>,
     /// The target interpreter.
     pub python: std::path::PathBuf,
-    /// The shared interpreter cache (see [`UvCache`]).
+    /// The shared interpreter cache (see [`crate::resolve::engine::UvCache`]).
     pub interpreter_cache: Option<std::path::PathBuf>,
     /// Where packages come from.
     pub index: crate::resolve::engine::IndexConfig,
@@ -87,10 +86,7 @@ impl Against {
             extras: self.extras,
             plugins,
             python: self.python,
-            cache: UvCache {
-                home: layout.uv_cache(),
-                interpreters: self.interpreter_cache,
-            },
+            cache: super::uv_cache(layout, self.interpreter_cache),
             index: self.index,
             quarantine_days: self.quarantine_days,
             now: self.now,

@@ -53,6 +53,24 @@ pub fn user_cache() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("user-cache")
 }
 
+/// How many interpreters uv has facts about in the uv cache at `dir` (files of its
+/// `interpreter-*` buckets; 0 when there is no such cache).
+pub fn interpreter_facts(dir: &std::path::Path) -> usize {
+    let Ok(buckets) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    buckets
+        .filter_map(Result::ok)
+        .filter(|b| b.file_name().to_string_lossy().starts_with("interpreter-"))
+        .flat_map(|b| {
+            walkdir::WalkDir::new(b.path())
+                .into_iter()
+                .filter_map(Result::ok)
+        })
+        .filter(|e| e.file_type().is_file())
+        .count()
+}
+
 /// Output of one run.
 pub struct Run {
     /// Exit code.

@@ -159,6 +159,24 @@ impl World {
         c
     }
 
+    /// Installs and enables a `news` plugin (one dependency) from a git repository, with the
+    /// real interpreter behind `python3` and `user_cache` as the user's cache directory.
+    pub fn enable_news_with_user_cache(&self, user_cache: &Path) {
+        let repo = self.tmp.path().join("news");
+        git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
+        let out = self
+            .cmd(&["install", &file_url(&repo), "--enable", "--yes-deps"])
+            .env(
+                "HERMES_PLUGINS_PYTHON",
+                super::synthetic::python_executable(),
+            )
+            .env("HERMES_PLUGINS_CACHE_DIR", user_cache)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(self.current(), Some(1));
+    }
+
     /// Runs and returns (code, stdout, stderr); `None` code means killed by a signal.
     pub fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
         outcome(&mut self.cmd(args))

@@ -194,7 +194,6 @@ fn a_full_disk_and_a_read_only_home_fail_cleanly() {
 /// then read-only: `enable` still publishes, and the facts go to the home's own cache.
 #[test]
 fn a_full_or_read_only_user_cache_costs_only_the_shared_facts() {
-    let python = common::synthetic::python_executable();
     for (round, state) in ["full", "read-only"].into_iter().enumerate() {
         let w = World::new();
         let cache = w.tmp.path().join("user-cache");
@@ -224,21 +223,11 @@ fn a_full_or_read_only_user_cache_costs_only_the_shared_facts() {
         } else {
             fs.remount("ro");
         }
-        let repo = w.tmp.path().join("news");
-        git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
-        let out = w
-            .cmd(&["install", &file_url(&repo), "--enable", "--yes-deps"])
-            .env("HERMES_PLUGINS_PYTHON", &python)
-            .env("HERMES_PLUGINS_CACHE_DIR", &cache)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{state}: {out:?}");
-        assert_eq!(w.current(), Some(1), "{state}");
-        let home_facts = std::fs::read_dir(w.pm().join("cache/uv"))
-            .unwrap()
-            .filter_map(Result::ok)
-            .any(|e| e.file_name().to_string_lossy().starts_with("interpreter-"));
-        assert!(home_facts, "{state}: the home's cache keeps the facts");
+        w.enable_news_with_user_cache(&cache);
+        assert!(
+            common::interpreter_facts(&w.pm().join("cache/uv")) >= 1,
+            "{state}: the home's cache keeps the facts"
+        );
         w.ok(&["verify"]);
     }
 }

@@ -1479,67 +1479,23 @@ fn publications_keep_the_newest_generations_by_policy() {
 /// downloads. A cache directory that cannot be used costs the query, nothing else.
 #[test]
 fn interpreter_facts_are_shared_between_homes() {
-    let python = common::synthetic::python_executable();
-    let buckets = |dir: &std::path::Path| -> Vec<String> {
-        std::fs::read_dir(dir)
-            .map(|d| {
-                d.filter_map(Result::ok)
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.starts_with("interpreter-"))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let shared = tempfile::tempdir().unwrap();
-    let enable_in = |w: &World, cache: &std::path::Path| {
-        let repo = w.tmp.path().join("news");
-        git_plugin(&repo, None, "news", "1.0.0", &["newslib>=1"]);
-        let out = w
-            .cmd(&["install", &file_url(&repo), "--enable", "--yes-deps"])
-            .env("HERMES_PLUGINS_PYTHON", &python)
-            .env("HERMES_PLUGINS_CACHE_DIR", cache)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        assert_eq!(w.current(), Some(1));
-    };
     let first = World::new();
-    enable_in(&first, shared.path());
-    assert_eq!(buckets(&shared.path().join("uv")).len(), 1);
-    let entries = |dir: &std::path::Path| {
-        walkdir::WalkDir::new(dir)
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_file())
-            .count()
-    };
-    let facts = entries(
-        &shared
-            .path()
-            .join("uv")
-            .join(&buckets(&shared.path().join("uv"))[0]),
-    );
+    first.enable_news_with_user_cache(shared.path());
+    let facts = common::interpreter_facts(&shared.path().join("uv"));
     assert!(facts >= 1);
-    assert_eq!(buckets(&first.pm().join("cache/uv")), Vec::<String>::new());
+    assert_eq!(common::interpreter_facts(&first.pm().join("cache/uv")), 0);
 
     // A second home finds the facts: nothing new is written, its own cache has none.
     let second = World::new();
-    enable_in(&second, shared.path());
-    assert_eq!(
-        entries(
-            &shared
-                .path()
-                .join("uv")
-                .join(&buckets(&shared.path().join("uv"))[0])
-        ),
-        facts
-    );
-    assert_eq!(buckets(&second.pm().join("cache/uv")), Vec::<String>::new());
+    second.enable_news_with_user_cache(shared.path());
+    assert_eq!(common::interpreter_facts(&shared.path().join("uv")), facts);
+    assert_eq!(common::interpreter_facts(&second.pm().join("cache/uv")), 0);
 
     // A cache directory that is a file: the home's cache keeps the facts instead.
     let third = World::new();
     let blocked = third.tmp.path().join("not-a-directory");
     std::fs::write(&blocked, "").unwrap();
-    enable_in(&third, &blocked);
-    assert_eq!(buckets(&third.pm().join("cache/uv")).len(), 1);
+    third.enable_news_with_user_cache(&blocked);
+    assert!(common::interpreter_facts(&third.pm().join("cache/uv")) >= 1);
 }

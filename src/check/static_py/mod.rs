@@ -121,13 +121,13 @@ pub fn analyze_entry(root: &PackageRoot, entry: Option<&str>) -> StaticAnalysis 
     };
     let set = source::SourceSet::load(root, &mut notes);
     lap("parsing");
-    // One walk per module, on the cores nothing else uses (largest first).
-    let mut largest_first: Vec<usize> = (0..set.modules.len()).collect();
-    largest_first.sort_by_key(|i| std::cmp::Reverse(set.modules[*i].text.len()));
+    // One walk per module, on the cores nothing else uses.
     let indexes: Vec<source::Index<'_>> = crate::parallel::map(
         &set.modules,
         crate::parallel::spare_cores(),
-        Some(largest_first),
+        Some(crate::parallel::largest_first(&set.modules, |m| {
+            m.text.len() as u64
+        })),
         source::PyModule::index,
     );
     lap("indexing");

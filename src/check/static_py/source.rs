@@ -339,12 +339,10 @@ impl SourceSet {
             });
         }
         let files = &files[..files.len().min(MAX_FILES)];
-        let mut largest_first: Vec<usize> = (0..files.len()).collect();
-        largest_first.sort_by_key(|i| std::cmp::Reverse(files[*i].size));
         let parsed = crate::parallel::map(
             files,
             crate::parallel::spare_cores(),
-            Some(largest_first),
+            Some(crate::parallel::largest_first(files, |e| e.size)),
             |entry| parse_file(&entry.rel, &entry.path),
         );
         for outcome in parsed {
