@@ -6,6 +6,135 @@
 
 use std::time::{Duration, Instant};
 
+/// The project's syntax tree, to compare with tree-sitter's (`--compare`).
+#[path = "../../src/check/static_py/syntax.rs"]
+#[allow(dead_code)]
+mod syntax;
+
+/// Kinds tree-sitter has and the project's tree leaves out (see `syntax`).
+const LEFT_OUT: &[&str] = &[
+    "comment",
+    "escape_sequence",
+    "escape_interpolation",
+    "line_continuation",
+];
+
+/// tree-sitter's named nodes as `field:kind@start` lines, nested by indentation;
+/// parenthesized expressions are spliced into their parent.
+fn ts_lines(node: tree_sitter::Node<'_>, field: Option<&str>, depth: usize, out: &mut Vec<String>) {
+    let kind = node.kind();
+    if LEFT_OUT.contains(&kind) {
+        return;
+    }
+    let mut cursor = node.walk();
+    if kind == "parenthesized_expression" {
+        for child in node.named_children(&mut cursor) {
+            ts_lines(child, field, depth, out);
+        }
+        return;
+    }
+    out.push(format!(
+        "{}{}{kind}@{}-{}",
+        "  ".repeat(depth),
+        field.map(|f| format!("{f}:")).unwrap_or_default(),
+        node.start_byte(),
+        end_of(kind, node.end_byte())
+    ));
+    if matches!(kind, "case_clause" | "string_content" | "type") {
+        // Left out of the project's tree: patterns; escapes inside content.
+        if kind == "case_clause" {
+            for (i, child) in node.children(&mut cursor).enumerate() {
+                let f = node.field_name_for_child(i as u32);
+                if child.is_named() && (f == Some("consequence") || f == Some("guard")) {
+                    ts_lines(child, f, depth + 1, out);
+                }
+            }
+        }
+        return;
+    }
+    let children: Vec<_> = node.children(&mut cursor).collect();
+    for (i, child) in children.into_iter().enumerate() {
+        if child.is_named() {
+            ts_lines(child, node.field_name_for_child(i as u32), depth + 1, out);
+        }
+    }
+}
+
+fn our_lines(node: syntax::Node<'_>, out: &mut Vec<String>) {
+    node.preorder(|n, depth| {
+        out.push(format!(
+            "{}{}{}@{}-{}",
+            "  ".repeat(depth),
+            n.field()
+                .name()
+                .map(|f| format!("{f}:"))
+                .unwrap_or_default(),
+            n.kind(),
+            n.start_byte(),
+            end_of(n.kind(), n.end_byte())
+        ));
+        // Annotations are compared as a whole (tree-sitter has a grammar of its own for them).
+        n.kind() != "type"
+    });
+}
+
+/// The end compared: not where tree-sitter's statement-level nodes take the line break or
+/// trailing comments in.
+fn end_of(kind: &str, end: usize) -> String {
+    if std::env::var_os("COMPARE_ENDS").is_none() {
+        return String::new();
+    }
+    match kind {
+        "module" | "block" => String::new(),
+        _ => end.to_string(),
+    }
+}
+
+/// Compares the two trees of every file; prints the first difference of each file that
+/// differs and a count.
+fn compare(paths: &[std::path::PathBuf]) {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .expect("grammar matches");
+    let (mut same, mut differ, mut broken) = (0, 0, 0);
+    for path in paths {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let tree = parser.parse(text.as_bytes(), None).expect("parses");
+        if tree.root_node().has_error() {
+            broken += 1;
+            continue;
+        }
+        let mut theirs = Vec::new();
+        ts_lines(tree.root_node(), None, 0, &mut theirs);
+        let ours_tree = syntax::Tree::parse(&text);
+        let mut ours = Vec::new();
+        our_lines(ours_tree.root_node(), &mut ours);
+        if theirs == ours {
+            same += 1;
+            continue;
+        }
+        differ += 1;
+        let at = theirs
+            .iter()
+            .zip(&ours)
+            .position(|(a, b)| a != b)
+            .unwrap_or(theirs.len().min(ours.len()));
+        println!("== {} (line {at})", path.display());
+        for line in theirs.iter().skip(at.saturating_sub(3)).take(8) {
+            println!("  ts   | {line}");
+        }
+        for line in ours.iter().skip(at.saturating_sub(3)).take(8) {
+            println!("  ours | {line}");
+        }
+    }
+    println!(
+        "{same} files the same, {differ} differ, {broken} with tree-sitter errors (not compared)"
+    );
+}
+
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, Stmt};
 
@@ -99,9 +228,31 @@ fn main() {
         }
         None => 7,
     };
+    let compare_mode = match args.iter().position(|a| a == "--compare") {
+        Some(i) => {
+            args.remove(i);
+            true
+        }
+        None => false,
+    };
     if args.is_empty() {
-        eprintln!("usage: bench-parsers [--runs N] DIR...");
+        eprintln!("usage: bench-parsers [--runs N | --compare] DIR...");
         std::process::exit(2);
+    }
+    if compare_mode {
+        let mut paths: Vec<std::path::PathBuf> = args
+            .iter()
+            .flat_map(|dir| {
+                walkdir::WalkDir::new(dir)
+                    .into_iter()
+                    .filter_map(Result::ok)
+            })
+            .filter(|e| e.path().extension().is_some_and(|e| e == "py"))
+            .map(|e| e.into_path())
+            .collect();
+        paths.sort();
+        compare(&paths);
+        return;
     }
     let mut files = Vec::new();
     for dir in &args {

@@ -287,6 +287,21 @@ fn scan_evasion() -> Vec<Case> {
             .plugin("p", MANIFEST, REGISTER)
             .file(&format!("src/p/{}/payload.py", deep(20)), SHELL)
             .says(dangerous),
+        // Nested as deep as a file under the parse limit allows: parsed, analysed and dropped
+        // without overflowing a stack, and the payload after it still found.
+        Case::new("scan", "payload-after-million-deep-nesting", &validate, &[1])
+            .plugin("p", MANIFEST, &importing("deep"))
+            .file(
+                "src/p/deep.py",
+                format!(
+                    "x = {}1\ny = {}0{}\nz = a{}\n{SHELL}",
+                    "-".repeat(1_000_000),
+                    "f(".repeat(100_000),
+                    ")".repeat(100_000),
+                    ".b".repeat(100_000)
+                ),
+            )
+            .says(dangerous),
         // Too large to parse, but every byte goes through the byte-level patterns.
         Case::new("scan", "payload-in-oversized-file", &validate, &[1])
             .plugin("p", MANIFEST, &importing("big"))

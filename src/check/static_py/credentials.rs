@@ -7,7 +7,7 @@
 //! a path ending in `.env`; `auth.json` joined to a Hermes or Codex home; well-known credential
 //! paths of other tools; the OpenAI token endpoint; and any use of `python-dotenv`.
 
-use tree_sitter::Node;
+use super::syntax::Node;
 
 use super::eval::{Evaluator, Val};
 use super::scope::ModId;
@@ -118,8 +118,7 @@ fn literal_text<'t>(ev: &Evaluator<'_, 't>, m: ModId, module: &PyModule, node: N
         Val::Str(s) => s,
         _ => {
             let mut out = String::new();
-            let mut c = node.walk();
-            for child in node.named_children(&mut c) {
+            for child in node.named_children() {
                 if child.kind() == "string_content" {
                     out.push_str(module.text_of(child));
                 } else if child.kind() == "interpolation" {
@@ -247,9 +246,8 @@ fn parent_component<'t>(
         let before = before.trim_end_matches(['/', '\\']);
         if !before.is_empty() {
             // An f-string: the last static or interpolated part before `/auth.json`.
-            let mut c = node.walk();
             let parts: Vec<Node<'t>> = node
-                .named_children(&mut c)
+                .named_children()
                 .filter(|p| matches!(p.kind(), "interpolation" | "string_content"))
                 .collect();
             let previous = parts

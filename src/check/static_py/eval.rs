@@ -13,7 +13,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use tree_sitter::Node;
+use super::syntax::Node;
 
 use super::scope::{Binding, Imported, ModId, Scopes};
 use super::source::SourceSet;
@@ -273,8 +273,7 @@ impl<'s, 't> Evaluator<'s, 't> {
             "string" => self.string(m, node, env, depth),
             "concatenated_string" => {
                 let mut out = String::new();
-                let mut c = node.walk();
-                for part in node.named_children(&mut c) {
+                for part in node.named_children() {
                     match self.string(m, part, env, depth) {
                         Val::Str(s) if out.len() + s.len() <= MAX_STR => out.push_str(&s),
                         _ => return Val::Unknown,
@@ -320,8 +319,7 @@ impl<'s, 't> Evaluator<'s, 't> {
             }
             "list" | "tuple" | "set" | "expression_list" => {
                 let mut items = Vec::new();
-                let mut c = node.walk();
-                for child in node.named_children(&mut c) {
+                for child in node.named_children() {
                     if child.kind() == "list_splat" {
                         match child.named_child(0).map(ev) {
                             Some(Val::Seq(inner)) => items.extend(inner),
@@ -338,8 +336,7 @@ impl<'s, 't> Evaluator<'s, 't> {
             }
             "dictionary" => {
                 let mut pairs: Vec<(Val<'t>, Val<'t>)> = Vec::new();
-                let mut c = node.walk();
-                for child in node.named_children(&mut c) {
+                for child in node.named_children() {
                     match child.kind() {
                         "pair" => {
                             let k = child.child_by_field_name("key").map_or(Val::Unknown, ev);
@@ -420,8 +417,7 @@ impl<'s, 't> Evaluator<'s, 't> {
         }
         let module = &self.set.modules[m];
         if let Some(body) = class.child_by_field_name("body") {
-            let mut c = body.walk();
-            for stmt in body.named_children(&mut c) {
+            for stmt in body.named_children() {
                 let def = if stmt.kind() == "decorated_definition" {
                     stmt.child_by_field_name("definition")
                 } else {
@@ -452,8 +448,7 @@ impl<'s, 't> Evaluator<'s, 't> {
             }
         }
         if let Some(bases) = class.child_by_field_name("superclasses") {
-            let mut c = bases.walk();
-            let bases: Vec<Node<'t>> = bases.named_children(&mut c).collect();
+            let bases: Vec<Node<'t>> = bases.named_children().collect();
             for base in bases {
                 if let Val::Class(bm, bclass) = self.eval_depth(m, base, None, depth + 1)
                     && bclass.id() != class.id()
@@ -478,8 +473,7 @@ impl<'s, 't> Evaluator<'s, 't> {
         };
         let ev = |n: Node<'t>| self.eval_depth(m, n, env, depth + 1);
         let positional: Vec<Node<'t>> = {
-            let mut c = args.walk();
-            args.named_children(&mut c)
+            args.named_children()
                 .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
                 .collect()
         };
@@ -514,9 +508,8 @@ impl<'s, 't> Evaluator<'s, 't> {
                     }
                     "dict" if positional.is_empty() => {
                         let mut pairs = Vec::new();
-                        let mut c = args.walk();
                         for kw in args
-                            .named_children(&mut c)
+                            .named_children()
                             .filter(|a| a.kind() == "keyword_argument")
                         {
                             let k = kw
@@ -593,9 +586,8 @@ impl<'s, 't> Evaluator<'s, 't> {
                     (Val::Str(s), "format") => {
                         let mut values: Vec<Val<'t>> = positional.iter().map(|p| ev(*p)).collect();
                         let mut named = Vec::new();
-                        let mut c = args.walk();
                         for kw in args
-                            .named_children(&mut c)
+                            .named_children()
                             .filter(|a| a.kind() == "keyword_argument")
                         {
                             if let (Some(k), Some(v)) = (
@@ -627,8 +619,7 @@ impl<'s, 't> Evaluator<'s, 't> {
         let module = &self.set.modules[m];
         let ev = |n: Node<'t>| self.eval_depth(m, n, env, depth + 1);
         let mut kwargs = Vec::new();
-        let mut c = args.walk();
-        for a in args.named_children(&mut c) {
+        for a in args.named_children() {
             match a.kind() {
                 "keyword_argument" => {
                     if let (Some(k), Some(v)) = (
@@ -657,8 +648,7 @@ impl<'s, 't> Evaluator<'s, 't> {
         let module = &self.set.modules[m];
         let mut prefix = String::new();
         let mut out = String::new();
-        let mut c = node.walk();
-        for child in node.children(&mut c) {
+        for child in node.children() {
             match child.kind() {
                 "string_start" => {
                     prefix = module

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use tree_sitter::Node;
+use super::syntax::Node;
 
 use super::scope::{self, Imported};
 use super::source::{Index, SourceSet};
@@ -125,15 +125,13 @@ fn guarded(module: &super::source::PyModule, stmt: Node<'_>) -> bool {
 }
 
 fn catches_import_errors(module: &super::source::PyModule, try_stmt: Node<'_>) -> bool {
-    let mut cursor = try_stmt.walk();
     try_stmt
-        .named_children(&mut cursor)
+        .named_children()
         .filter(|c| c.kind() == "except_clause")
         .any(|clause| {
             // `except:` has no named child before its block; otherwise the first named child
             // is the exception expression (`ImportError`, `(A, B)`, `ImportError as e`).
-            let mut c = clause.walk();
-            let Some(first) = clause.named_children(&mut c).next() else {
+            let Some(first) = clause.named_children().next() else {
                 return true;
             };
             if first.kind() == "block" {

@@ -1,4 +1,5 @@
-//! Static analysis of a package's Python sources with tree-sitter. Nothing is imported or run.
+//! Static analysis of a package's Python sources, parsed with ruff's parser (`syntax`). Nothing is
+//! imported or run.
 //!
 //! The abstract model, in one place:
 //! - **Sources** (`source`): every non-test `.py` file of the package, parsed error-tolerantly;
@@ -25,6 +26,7 @@ pub mod scope;
 pub mod security;
 pub mod selfupdate;
 pub mod source;
+pub mod syntax;
 
 use crate::diag::Diagnostic;
 use crate::pkgfs::PackageRoot;

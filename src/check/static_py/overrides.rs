@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use tree_sitter::Node;
+use super::syntax::Node;
 
 use crate::known;
 
@@ -112,8 +112,7 @@ pub fn find<'t>(ev: &Evaluator<'_, 't>, indexes: &[Index<'t>]) -> Vec<Override> 
             }
         }
         for (node, scope) in &index.deletes {
-            let mut c = node.walk();
-            let targets: Vec<Node<'t>> = node.named_children(&mut c).collect();
+            let targets: Vec<Node<'t>> = node.named_children().collect();
             for t in targets {
                 scan.check_targets(t, *scope, "del");
             }
@@ -222,8 +221,7 @@ impl<'t> Scan<'_, '_, 't> {
                 if n.kind() == "type" {
                     continue;
                 }
-                let mut c = n.walk();
-                stack.extend(n.named_children(&mut c));
+                stack.extend(n.named_children());
             }
         }
         let mut globals = Vec::new();
@@ -236,8 +234,7 @@ impl<'t> Scan<'_, '_, 't> {
                     false
                 }
                 "global_statement" | "nonlocal_statement" => {
-                    let mut c = n.walk();
-                    globals.extend(n.named_children(&mut c).map(|i| self.text(i).to_string()));
+                    globals.extend(n.named_children().map(|i| self.text(i).to_string()));
                     false
                 }
                 "assignment" | "augmented_assignment" | "for_statement" => {
@@ -294,8 +291,7 @@ impl<'t> Scan<'_, '_, 't> {
             | "tuple"
             | "list"
             | "parenthesized_expression" => {
-                let mut c = target.walk();
-                let parts: Vec<Node<'t>> = target.named_children(&mut c).collect();
+                let parts: Vec<Node<'t>> = target.named_children().collect();
                 for p in parts {
                     self.check_targets(p, frame, how);
                 }
@@ -337,9 +333,8 @@ impl<'t> Scan<'_, '_, 't> {
         {
             return;
         }
-        let mut c = args.walk();
         let positional: Vec<Node<'t>> = args
-            .named_children(&mut c)
+            .named_children()
             .filter(|a| {
                 !matches!(
                     a.kind(),
@@ -406,8 +401,7 @@ impl<'t> Scan<'_, '_, 't> {
             let summary = self.summary(hm, def);
             for (index, param, spec) in summary {
                 let arg = positional.get(index).copied().or_else(|| {
-                    let mut c = args.walk();
-                    args.named_children(&mut c)
+                    args.named_children()
                         .filter(|a| a.kind() == "keyword_argument")
                         .find(|a| {
                             a.child_by_field_name("name")
@@ -501,8 +495,7 @@ impl<'t> Scan<'_, '_, 't> {
         let module = &self.ev.set.modules[hm];
         let mut names = Vec::new();
         if let Some(params) = def.child_by_field_name("parameters") {
-            let mut c = params.walk();
-            for p in params.named_children(&mut c) {
+            for p in params.named_children() {
                 let name = match p.kind() {
                     "identifier" => Some(module.text_of(p).to_string()),
                     "default_parameter" | "typed_default_parameter" => p
@@ -542,9 +535,8 @@ impl<'t> Scan<'_, '_, 't> {
                         if func.is_some_and(|f| matches!(module.text_of(f), "setattr" | "delattr"))
                             && let Some(args) = n.child_by_field_name("arguments")
                         {
-                            let mut c = args.walk();
                             let pos: Vec<Node<'_>> = args
-                                .named_children(&mut c)
+                                .named_children()
                                 .filter(|a| a.kind() != "keyword_argument")
                                 .collect();
                             if let Some(i) = pos.first().and_then(|p| index_of(*p)) {
@@ -585,8 +577,7 @@ impl<'t> Scan<'_, '_, 't> {
                     }
                     _ => {}
                 }
-                let mut c = n.walk();
-                stack.extend(n.named_children(&mut c));
+                stack.extend(n.named_children());
             }
         }
         self.summaries.insert(def.id(), out.clone());
@@ -607,8 +598,7 @@ fn collect_identifiers(
             }
             "attribute" | "subscript" => {}
             _ => {
-                let mut c = n.walk();
-                stack.extend(n.named_children(&mut c));
+                stack.extend(n.named_children());
             }
         }
     }

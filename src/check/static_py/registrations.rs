@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use tree_sitter::Node;
+use super::syntax::Node;
 
 use crate::located::Pos;
 
@@ -247,14 +247,12 @@ fn params<'t>(set: &SourceSet, m: ModId, def: Node<'t>) -> Vec<Param> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut c = list.walk();
-    for p in list.named_children(&mut c) {
+    for p in list.named_children() {
         let name_of = |n: Node<'_>| module.text_of(n).to_string();
         match p.kind() {
             "identifier" => out.push(Param::Plain(name_of(p))),
             "typed_parameter" => {
-                let mut cc = p.walk();
-                let inner = p.named_children(&mut cc).next();
+                let inner = p.named_children().next();
                 match inner {
                     Some(i) if i.kind() == "identifier" => out.push(Param::Plain(name_of(i))),
                     Some(i) if i.kind() == "list_splat_pattern" => out.push(Param::Star(
@@ -289,12 +287,10 @@ pub fn accepts_kwargs(def: Node<'_>) -> bool {
     let Some(list) = def.child_by_field_name("parameters") else {
         return false;
     };
-    let mut c = list.walk();
-    list.named_children(&mut c).any(|p| {
+    list.named_children().any(|p| {
         p.kind() == "dictionary_splat_pattern"
             || (p.kind() == "typed_parameter" && {
-                let mut cc = p.walk();
-                p.named_children(&mut cc)
+                p.named_children()
                     .any(|i| i.kind() == "dictionary_splat_pattern")
             })
     })
@@ -378,8 +374,7 @@ impl<'t> Interp<'_, '_, 't> {
     }
 
     fn exec_block(&mut self, m: ModId, block: Node<'t>, env: &mut Env<'t>, depth: usize) {
-        let mut c = block.walk();
-        let statements: Vec<Node<'t>> = block.named_children(&mut c).collect();
+        let statements: Vec<Node<'t>> = block.named_children().collect();
         for stmt in statements {
             if self.ev.exhausted() {
                 return;
@@ -392,8 +387,7 @@ impl<'t> Interp<'_, '_, 't> {
         let module = &self.set().modules[m];
         match stmt.kind() {
             "expression_statement" | "return_statement" => {
-                let mut c = stmt.walk();
-                let exprs: Vec<Node<'t>> = stmt.named_children(&mut c).collect();
+                let exprs: Vec<Node<'t>> = stmt.named_children().collect();
                 for expr in exprs {
                     match expr.kind() {
                         "assignment" => self.assign(m, expr, env, depth),
@@ -446,8 +440,7 @@ impl<'t> Interp<'_, '_, 't> {
                 if let Some(cond) = stmt.child_by_field_name("condition") {
                     self.scan_calls(m, cond, env, depth);
                 }
-                let mut c = stmt.walk();
-                let children: Vec<Node<'t>> = stmt.named_children(&mut c).collect();
+                let children: Vec<Node<'t>> = stmt.named_children().collect();
                 let consequence = stmt.child_by_field_name("consequence").map(|n| n.id());
                 for child in children {
                     match child.kind() {
@@ -471,14 +464,12 @@ impl<'t> Interp<'_, '_, 't> {
                         }
                         "with_clause" => {
                             self.scan_calls(m, child, env, depth);
-                            let mut wc = child.walk();
-                            for item in child.named_children(&mut wc) {
+                            for item in child.named_children() {
                                 if let Some(value) = item.child_by_field_name("value")
                                     && value.kind() == "as_pattern"
                                 {
-                                    let mut ac = value.walk();
                                     for target in value
-                                        .named_children(&mut ac)
+                                        .named_children()
                                         .filter(|t| t.kind() == "as_pattern_target")
                                     {
                                         bind_targets(module, target, Val::Unknown, env);
@@ -487,9 +478,8 @@ impl<'t> Interp<'_, '_, 't> {
                             }
                         }
                         "elif_clause" | "else_clause" | "except_clause" | "finally_clause" => {
-                            let mut cc = child.walk();
                             let blocks: Vec<Node<'t>> = child
-                                .named_children(&mut cc)
+                                .named_children()
                                 .filter(|b| b.kind() == "block")
                                 .collect();
                             for b in blocks {
@@ -585,8 +575,7 @@ impl<'t> Interp<'_, '_, 't> {
             if node.kind() == "call" {
                 calls.push(node);
             }
-            let mut c = node.walk();
-            let children: Vec<Node<'t>> = node.named_children(&mut c).collect();
+            let children: Vec<Node<'t>> = node.named_children().collect();
             stack.extend(children.into_iter().rev());
         }
         // Innermost calls first, as Python evaluates them.
@@ -735,8 +724,7 @@ impl<'t> Interp<'_, '_, 't> {
             if node.kind() == "identifier" && self.ev.eval(m, node, Some(env)).holds_ctx() {
                 return true;
             }
-            let mut c = node.walk();
-            stack.extend(node.named_children(&mut c));
+            stack.extend(node.named_children());
         }
         false
     }
@@ -999,8 +987,7 @@ impl<'t> Interp<'_, '_, 't> {
         let mut positional = Vec::new();
         let mut keywords = Vec::new();
         let mut opaque = false;
-        let mut c = args.walk();
-        for a in args.named_children(&mut c) {
+        for a in args.named_children() {
             match a.kind() {
                 "keyword_argument" => {
                     if let (Some(k), Some(v)) = (
@@ -1038,8 +1025,7 @@ impl<'t> Interp<'_, '_, 't> {
         let module = &self.set().modules[m];
         let (positional, keywords, opaque) = self.arguments(m, args, env);
         let name_expr = || -> String {
-            let mut c = args.walk();
-            let found = args.named_children(&mut c).find(|a| {
+            let found = args.named_children().find(|a| {
                 a.kind() != "keyword_argument"
                     || a.child_by_field_name("name").is_some_and(|n| {
                         matches!(
@@ -1203,8 +1189,7 @@ impl<'t> Interp<'_, '_, 't> {
                     node.child_by_field_name("arguments"),
                 )
             {
-                let mut c = args.walk();
-                let list: Vec<Node<'t>> = args.named_children(&mut c).collect();
+                let list: Vec<Node<'t>> = args.named_children().collect();
                 match (module.text_of(func), list.as_slice()) {
                     ("hasattr", [obj, name]) => {
                         if self.ev.eval(m, *obj, Some(env)).holds_ctx()
@@ -1285,8 +1270,7 @@ impl<'t> Interp<'_, '_, 't> {
     ) -> bool {
         let module = &self.set().modules[m];
         let first_args: Vec<Node<'t>> = {
-            let mut c = args.walk();
-            args.named_children(&mut c)
+            args.named_children()
                 .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
                 .collect()
         };
@@ -1349,13 +1333,11 @@ fn reg_kind(method: &str) -> Option<RegKind> {
 /// Whether a `try` statement has an `except` that catches `AttributeError`/`TypeError` (or
 /// anything broader): what fails inside it does not stop `register(ctx)`.
 fn catches_broadly(module: &super::source::PyModule, stmt: Node<'_>) -> bool {
-    let mut c = stmt.walk();
-    stmt.named_children(&mut c)
+    stmt.named_children()
         .filter(|n| n.kind() == "except_clause")
         .any(|clause| {
-            let mut cc = clause.walk();
             let caught: Vec<Node<'_>> = clause
-                .named_children(&mut cc)
+                .named_children()
                 .filter(|n| n.kind() != "block")
                 .collect();
             caught.is_empty()
@@ -1387,8 +1369,7 @@ fn bind_targets<'t>(
         | "list"
         | "as_pattern_target"
         | "parenthesized_expression" => {
-            let mut c = target.walk();
-            let parts: Vec<Node<'t>> = target.named_children(&mut c).collect();
+            let parts: Vec<Node<'t>> = target.named_children().collect();
             if target.kind() == "as_pattern_target" || target.kind() == "parenthesized_expression" {
                 if let Some(inner) = parts.first() {
                     bind_targets(module, *inner, value, env);

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use tree_sitter::Node;
+use super::syntax::Node;
 
 use super::source::SourceSet;
 
@@ -169,8 +169,7 @@ fn bind<'t>(scope: &mut Scope<'t>, name: &str, binding: Binding<'t>, nested: boo
 
 fn collect<'t>(set: &'t SourceSet, m: ModId, block: Node<'t>, nested: bool, scope: &mut Scope<'t>) {
     let module = &set.modules[m];
-    let mut cursor = block.walk();
-    for stmt in block.named_children(&mut cursor) {
+    for stmt in block.named_children() {
         match stmt.kind() {
             "function_definition" | "class_definition" => bind_def(
                 module.text_of(stmt.child_by_field_name("name").unwrap_or(stmt)),
@@ -188,8 +187,7 @@ fn collect<'t>(set: &'t SourceSet, m: ModId, block: Node<'t>, nested: bool, scop
                 }
             }
             "expression_statement" => {
-                let mut c = stmt.walk();
-                for expr in stmt.named_children(&mut c) {
+                for expr in stmt.named_children() {
                     if expr.kind() == "assignment" || expr.kind() == "augmented_assignment" {
                         bind_assignment(set, m, expr, nested, scope);
                     }
@@ -210,16 +208,11 @@ fn collect<'t>(set: &'t SourceSet, m: ModId, block: Node<'t>, nested: bool, scop
             }
             "if_statement" | "try_statement" | "with_statement" | "for_statement"
             | "while_statement" => {
-                let mut c = stmt.walk();
-                for child in stmt.named_children(&mut c) {
+                for child in stmt.named_children() {
                     match child.kind() {
                         "block" => collect(set, m, child, true, scope),
                         "elif_clause" | "else_clause" | "except_clause" | "finally_clause" => {
-                            let mut cc = child.walk();
-                            for b in child
-                                .named_children(&mut cc)
-                                .filter(|b| b.kind() == "block")
-                            {
+                            for b in child.named_children().filter(|b| b.kind() == "block") {
                                 collect(set, m, b, true, scope);
                             }
                         }
@@ -286,20 +279,14 @@ fn bind_assignment<'t>(
             if matches!(right.kind(), "expression_list" | "tuple" | "list")
                 && right.named_child_count() == left.named_child_count() =>
         {
-            let mut lc = left.walk();
-            let mut rc = right.walk();
-            for (l, r) in left
-                .named_children(&mut lc)
-                .zip(right.named_children(&mut rc))
-            {
+            for (l, r) in left.named_children().zip(right.named_children()) {
                 if l.kind() == "identifier" {
                     bind(scope, module.text_of(l), Binding::Value(r), nested);
                 }
             }
         }
         _ => {
-            let mut c = left.walk();
-            for l in left.named_children(&mut c) {
+            for l in left.named_children() {
                 if l.kind() == "identifier" {
                     bind(scope, module.text_of(l), Binding::Opaque, nested);
                 }
@@ -312,9 +299,8 @@ fn bind_assignment<'t>(
 pub fn resolve_import(set: &SourceSet, m: ModId, stmt: Node<'_>) -> Vec<(String, Imported)> {
     let module = &set.modules[m];
     let mut out = Vec::new();
-    let mut cursor = stmt.walk();
     if stmt.kind() == "import_statement" {
-        for name in stmt.children_by_field_name("name", &mut cursor) {
+        for name in stmt.children_by_field_name("name") {
             let (dotted, alias) = split_alias(module, name);
             match alias {
                 Some(alias) => {
@@ -353,8 +339,7 @@ pub fn resolve_import(set: &SourceSet, m: ModId, stmt: Node<'_>) -> Vec<(String,
         match set.relative_base(m, level) {
             Some(base) => Ok(SourceSet::join(&base, &rest)),
             None => {
-                let mut c = stmt.walk();
-                for name in stmt.children_by_field_name("name", &mut c) {
+                for name in stmt.children_by_field_name("name") {
                     let (dotted, alias) = split_alias(module, name);
                     out.push((alias.unwrap_or(dotted), Imported::Unresolved));
                 }
@@ -369,8 +354,7 @@ pub fn resolve_import(set: &SourceSet, m: ModId, stmt: Node<'_>) -> Vec<(String,
         }
     };
     let mut wildcard = false;
-    let mut c = stmt.walk();
-    for child in stmt.named_children(&mut c) {
+    for child in stmt.named_children() {
         if child.kind() == "wildcard_import" {
             wildcard = true;
         }
@@ -383,7 +367,7 @@ pub fn resolve_import(set: &SourceSet, m: ModId, stmt: Node<'_>) -> Vec<(String,
         }
         return out;
     }
-    for name in stmt.children_by_field_name("name", &mut cursor) {
+    for name in stmt.children_by_field_name("name") {
         let (dotted, alias) = split_alias(module, name);
         let bound = alias.unwrap_or_else(|| dotted.clone());
         let target = match &base {

@@ -10,11 +10,11 @@
 use std::io::Read;
 use std::sync::LazyLock;
 
+use super::syntax::Node;
 use crate::located::Pos;
 use crate::pkgfs::{Kind, PackageRoot, ReadError};
 use regex_automata::Input;
 use regex_automata::meta::Regex as SpanRegex;
-use tree_sitter::Node;
 
 use super::eval::{Evaluator, Val};
 use super::scope::ModId;
@@ -338,14 +338,12 @@ fn check_call<'t>(
     ) else {
         return;
     };
-    let mut c = args.walk();
     let positional: Vec<Node<'t>> = args
-        .named_children(&mut c)
+        .named_children()
         .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
         .collect();
     let keyword = |name: &str| {
-        let mut c = args.walk();
-        args.named_children(&mut c)
+        args.named_children()
             .filter(|a| a.kind() == "keyword_argument")
             .find(|a| {
                 a.child_by_field_name("name")
@@ -516,8 +514,7 @@ fn restricted_builtins(module: &PyModule, globals: Option<Node<'_>>) -> bool {
     if globals.kind() != "dictionary" {
         return false;
     }
-    let mut c = globals.walk();
-    globals.named_children(&mut c).any(|pair| {
+    globals.named_children().any(|pair| {
         pair.kind() == "pair"
             && pair
                 .child_by_field_name("key")

@@ -1,5 +1,5 @@
-//! The Python sources of a package: every `.py` file, parsed with tree-sitter, with module
-//! names and import resolution.
+//! The Python sources of a package: every `.py` file, parsed (`syntax`), with module names
+//! and import resolution.
 //!
 //! Module names are relative to the plugin package: the root `__init__.py` is `""`,
 //! `tools.py` is `tools`, `node/client.py` is `node.client`. Relative imports resolve against
@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use tree_sitter::{Node, Parser, Tree};
+use super::syntax::{Node, Tree};
 
 use crate::diag::{CheckId, Diagnostic};
 use crate::located::Pos;
@@ -49,15 +49,14 @@ impl PyModule {
 
     /// The 1-based position of a node (columns in characters).
     pub fn pos(&self, node: Node<'_>) -> Pos {
-        let p = node.start_position();
         let start = node.start_byte();
-        let line_start = start.saturating_sub(p.column);
+        let (row, line_start) = self.tree.line_of(start);
         let column = self
             .text
             .get(line_start..start)
-            .map_or(p.column, |s| s.chars().count());
+            .map_or(start - line_start, |s| s.chars().count());
         Pos::new(
-            u32::try_from(p.row + 1).unwrap_or(u32::MAX),
+            u32::try_from(row + 1).unwrap_or(u32::MAX),
             u32::try_from(column + 1).unwrap_or(u32::MAX),
         )
     }
@@ -106,36 +105,15 @@ impl PyModule {
     }
 }
 
-/// Visits the named nodes under `root` (included) in pre-order with one tree cursor, passing
-/// each node's depth below `root`; `visit` returns whether to descend into the node.
-pub fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, usize) -> bool) {
-    let mut cursor = root.walk();
-    let mut depth = 0usize;
-    loop {
-        let node = cursor.node();
-        let descend = node.is_named() && visit(node, depth);
-        if descend && cursor.goto_first_child() {
-            depth += 1;
-            continue;
-        }
-        loop {
-            if depth == 0 {
-                return;
-            }
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return;
-            }
-            depth -= 1;
-        }
-    }
+/// Visits the named nodes under `root` (included) in pre-order, passing each node's depth
+/// below `root`; `visit` returns whether to descend into the node.
+pub fn preorder<'t>(root: Node<'t>, visit: impl FnMut(Node<'t>, usize) -> bool) {
+    root.preorder(visit);
 }
 
 /// Tracks, during a [`preorder`] walk, whether the current node is text for people (a
 /// docstring, or inside the arguments of print/logging/an exception) — see
-/// [`PyModule::is_prose`] — without asking tree-sitter for parents.
+/// [`PyModule::is_prose`] — without walking up to the parents.
 #[derive(Debug, Default)]
 pub struct ProseTracker {
     stack: Vec<(usize, bool)>,
@@ -433,7 +411,7 @@ impl SourceSet {
 /// What became of one `.py` file.
 enum Parsed {
     Module(Box<PyModule>),
-    /// Too large, or the parser gave up.
+    /// Too large.
     Skipped(Unanalysed),
     /// Unreadable: an error for the report, and not analysed.
     Unreadable(Box<Diagnostic>, Unanalysed),
@@ -441,15 +419,6 @@ enum Parsed {
 
 /// Reads and parses one file (`rel` within the package, at `path`).
 fn parse_file(rel: &str, path: &std::path::Path) -> Parsed {
-    thread_local! {
-        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new({
-            let mut parser = Parser::new();
-            parser
-                .set_language(&tree_sitter_python::LANGUAGE.into())
-                .expect("the bundled Python grammar matches the tree-sitter version");
-            parser
-        });
-    }
     let rel = rel.to_string();
     let text = match read_limited_text(path, MAX_FILE) {
         Ok(t) => t,
@@ -479,12 +448,7 @@ fn parse_file(rel: &str, path: &std::path::Path) -> Parsed {
             );
         }
     };
-    let Some(tree) = PARSER.with(|p| p.borrow_mut().parse(text.as_bytes(), None)) else {
-        return Parsed::Skipped(Unanalysed {
-            rel,
-            reason: "the parser gave up on it".into(),
-        });
-    };
+    let tree = Tree::parse(&text);
     let (dotted, is_package) = module_name(&rel);
     Parsed::Module(Box::new(PyModule {
         is_test: is_test_path(&rel),
