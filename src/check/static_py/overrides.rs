@@ -226,7 +226,7 @@ impl<'t> Scan<'_, '_, 't> {
         }
         let mut globals = Vec::new();
         if let Some(body) = def.child_by_field_name("body") {
-            super::source::preorder(body, |n, depth| match n.kind() {
+            body.preorder(|n, depth| match n.kind() {
                 "function_definition" | "class_definition" if depth > 0 => {
                     if let Some(name) = n.child_by_field_name("name") {
                         locals.insert(self.text(name).to_string(), None);

@@ -1182,7 +1182,7 @@ impl<'t> Interp<'_, '_, 't> {
     fn hasattr_guards(&self, m: ModId, cond: Node<'t>, env: &Env<'t>) -> Vec<String> {
         let module = &self.set().modules[m];
         let mut out = Vec::new();
-        super::source::preorder(cond, |node, _| {
+        cond.preorder(|node, _| {
             if node.kind() == "call"
                 && let (Some(func), Some(args)) = (
                     node.child_by_field_name("function"),
@@ -1240,7 +1240,7 @@ impl<'t> Interp<'_, '_, 't> {
             return false;
         };
         let mut found = false;
-        super::source::preorder(body, |node, _| {
+        body.preorder(|node, _| {
             if found {
                 return false;
             }

@@ -105,13 +105,7 @@ impl PyModule {
     }
 }
 
-/// Visits the named nodes under `root` (included) in pre-order, passing each node's depth
-/// below `root`; `visit` returns whether to descend into the node.
-pub fn preorder<'t>(root: Node<'t>, visit: impl FnMut(Node<'t>, usize) -> bool) {
-    root.preorder(visit);
-}
-
-/// Tracks, during a [`preorder`] walk, whether the current node is text for people (a
+/// Tracks, during a [`Node::preorder`] walk, whether the current node is text for people (a
 /// docstring, or inside the arguments of print/logging/an exception) — see
 /// [`PyModule::is_prose`] — without walking up to the parents.
 #[derive(Debug, Default)]
@@ -212,7 +206,7 @@ impl PyModule {
         };
         let mut open: Vec<(usize, usize)> = Vec::new();
         let mut prose = ProseTracker::default();
-        preorder(self.tree.root_node(), |node, depth| {
+        self.tree.root_node().preorder(|node, depth| {
             while open.last().is_some_and(|(d, _)| *d >= depth) {
                 open.pop();
             }
@@ -519,7 +513,7 @@ mod tests {
         assert_eq!(files, ["m05b.py", "m07b.py"]);
         for (i, m) in set.modules.iter().enumerate() {
             assert_eq!(m.dotted, format!("m{i:02}"));
-            assert!(!m.tree.root_node().has_error(), "{}", m.rel);
+            assert!(!m.tree.has_error(), "{}", m.rel);
         }
     }
 

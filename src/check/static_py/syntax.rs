@@ -361,11 +361,6 @@ impl<'t> Node<'t> {
             .find(Node::is_named)
     }
 
-    /// Whether the parser reported a syntax error in the tree (asked of the root).
-    pub fn has_error(&self) -> bool {
-        self.tree.has_error
-    }
-
     /// Visits the named nodes of this subtree (this one included) in pre-order, each with its
     /// depth below this node; `visit` returns whether to go into the node.
     pub fn preorder(&self, mut visit: impl FnMut(Node<'t>, usize) -> bool) {
@@ -1692,6 +1687,60 @@ fn aug_operator(op: Operator) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two directions of the field-name table agree (it is written twice so that the
+    /// lookup by name, on every `child_by_field_name`, is one `match`).
+    #[test]
+    fn field_names_round_trip() {
+        use Field::*;
+        let all = [
+            None,
+            Alias,
+            Alternative,
+            Argument,
+            Arguments,
+            Attribute,
+            Body,
+            Cause,
+            Condition,
+            Consequence,
+            Definition,
+            Expression,
+            FormatSpecifier,
+            Function,
+            Guard,
+            Key,
+            Left,
+            ModuleName,
+            Name,
+            Object,
+            Operator,
+            Operators,
+            Parameters,
+            ReturnType,
+            Right,
+            Subject,
+            Subscript,
+            Superclasses,
+            Type,
+            TypeConversion,
+            TypeParameters,
+            Value,
+        ];
+        assert_eq!(
+            all.len(),
+            Value as usize + 1,
+            "a field is missing from this list"
+        );
+        for (i, field) in all.into_iter().enumerate() {
+            assert_eq!(field as usize, i);
+            match field.name() {
+                Some(name) => assert_eq!(Field::named(name), Some(field), "{name}"),
+                Option::None => assert_eq!(field, None),
+            }
+        }
+        assert_eq!(Field::named("no_such_field"), Option::None);
+    }
 
     /// The named nodes of a tree as an s-expression with fields, tree-sitter's way.
     fn sexp(node: Node<'_>) -> String {
