@@ -11,6 +11,13 @@
 //! `cargo bench --bench home -- [ITERATIONS]` (default 11). Every run is a process, offline
 //! (`--no-index`, `--no-core`), with the first `python3` on PATH. Plugins are taken in the
 //! order `find` gives, sorted by path, so every size is a prefix of the next.
+//!
+//! `cargo bench --bench home -- [ITERATIONS] --pypi HERMES_PYTHON`: the home a user has. Every
+//! plugin is enabled, its dependencies resolved from the real PyPI together with the Hermes
+//! installed at `HERMES_PYTHON` (`core installed:HERMES_PYTHON`, its interpreter for the
+//! environments); a plugin whose enable is refused (a conflict with what is already enabled,
+//! a distribution that cannot be built) stays installed and disabled, as for a user. The
+//! first size fills uv's caches from the network; the figures are the later sizes'.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -20,14 +27,33 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn hp(home: &Path, python: &Path, args: &[&str]) -> Command {
+/// Where dependencies come from.
+enum Index {
+    /// None: only plugins without Python dependencies are enabled, without Hermes core.
+    Offline,
+    /// The real PyPI, with the Hermes installed at this interpreter as core.
+    PyPi(PathBuf),
+}
+
+fn hp(home: &Path, python: &Path, index: &Index, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hermes-plugins"));
     cmd.env("HERMES_HOME", home)
         .env("HERMES_PLUGINS_CATALOG", "none")
-        .env("HERMES_PLUGINS_PYTHON", python)
-        .env_remove("HERMES_PLUGINS_CORE")
-        .env("HERMES_PLUGINS_NO_CORE", "1")
-        .args(args);
+        .env_remove("HERMES_PLUGINS_CORE");
+    for var in ["HERMES_PLUGINS_INDEX_URL", "UV_INDEX_URL", "PIP_INDEX_URL"] {
+        cmd.env_remove(var);
+    }
+    match index {
+        Index::Offline => {
+            cmd.env("HERMES_PLUGINS_PYTHON", python)
+                .env("HERMES_PLUGINS_NO_CORE", "1");
+        }
+        Index::PyPi(hermes) => {
+            cmd.env("HERMES_PLUGINS_PYTHON", hermes)
+                .env_remove("HERMES_PLUGINS_NO_CORE");
+        }
+    }
+    cmd.args(args);
     cmd
 }
 
@@ -100,10 +126,15 @@ fn du(dir: &Path) -> u64 {
 }
 
 fn main() {
-    let iterations: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(11);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let iterations: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(11);
+    let index = match args.iter().position(|a| a == "--pypi") {
+        Some(at) => Index::PyPi(PathBuf::from(
+            args.get(at + 1)
+                .expect("--pypi needs the interpreter of an installed Hermes"),
+        )),
+        None => Index::Offline,
+    };
     let python = python();
     let plugins = corpus();
     if plugins.is_empty() {
@@ -111,8 +142,12 @@ fn main() {
         return;
     }
     println!(
-        "home: {} corpus plugins, {iterations} iterations, release, offline",
-        plugins.len()
+        "home: {} corpus plugins, {iterations} iterations, release, {}",
+        plugins.len(),
+        match &index {
+            Index::Offline => "offline".to_string(),
+            Index::PyPi(hermes) => format!("PyPI, core installed:{}", hermes.display()),
+        }
     );
     println!(
         "{:>4} {:>8} {:>14} {:>10} {:>12} {:>12} {:>10} {:>6} {:>8}",
@@ -131,27 +166,52 @@ fn main() {
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
+        if let Index::PyPi(hermes) = &index {
+            let core = format!("installed:{}", hermes.display());
+            let (_, ok) = timed(hp(
+                &home,
+                &python,
+                &index,
+                &["config", "set", "core", &core],
+            ));
+            assert!(ok, "config set core {core}");
+        }
+        let offline = matches!(index, Index::Offline);
         let mut install = Vec::new();
         let mut enabled = 0;
         for dir in &plugins[..n] {
             let path = dir.to_str().unwrap();
-            let enable = !declares_dependencies(dir);
-            let mut args = vec!["install", path, "--no-index", "--force"];
+            let enable = !offline || !declares_dependencies(dir);
+            let mut args = vec!["install", path, "--force"];
+            if offline {
+                args.push("--no-index");
+            }
             if enable {
                 args.extend(["--enable", "--yes-deps"]);
             }
-            let (took, ok) = timed(hp(&home, &python, &args));
+            let (took, ok) = timed(hp(&home, &python, &index, &args));
             if ok {
                 install.push(took);
                 enabled += usize::from(enable);
+            } else if !offline {
+                // Refused as a whole (the enable is part of the install): install it disabled,
+                // as a user would after reading the refusal.
+                args.truncate(3);
+                if timed(hp(&home, &python, &index, &args)).1 {
+                    println!("  {path}: installed, enable refused");
+                }
             }
         }
         let runs = |args: &[&str]| -> Vec<Duration> {
             (0..iterations)
-                .map(|_| timed(hp(&home, &python, args)).0)
+                .map(|_| timed(hp(&home, &python, &index, args)).0)
                 .collect()
         };
-        let sync = runs(&["sync", "--no-index"]);
+        let sync = runs(if offline {
+            &["sync", "--no-index"]
+        } else {
+            &["sync"]
+        });
         let rollback: Vec<Duration> = (0..iterations)
             .map(|i| {
                 // Back to the parent, then forward again to the newest: each run is a switch.
@@ -167,7 +227,7 @@ fn main() {
                     vec!["generations".into(), "rollback".into(), newest.to_string()]
                 };
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                timed(hp(&home, &python, &args)).0
+                timed(hp(&home, &python, &index, &args)).0
             })
             .collect();
         let exec = runs(&["exec", "--", "true"]);

@@ -7,6 +7,11 @@
 //! a path ending in `.env`; `auth.json` joined to a Hermes or Codex home; well-known credential
 //! paths of other tools; the OpenAI token endpoint; and any use of `python-dotenv`.
 
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 use super::syntax::Node;
 
 use super::eval::{Evaluator, Val};
@@ -40,6 +45,15 @@ const OTHER_TOOLS: &[&str] = &[
     ".config/gcloud/credentials.db",
 ];
 
+/// Words a string literal must contain to be worth classifying: `env`, `auth`, or one of
+/// [`OTHER_TOOLS`] without its leading dot — one automaton, so each literal is searched once.
+static INTERESTING: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let words = ["env", "auth"]
+        .into_iter()
+        .chain(OTHER_TOOLS.iter().map(|p| &p[1..]));
+    AhoCorasick::new(words).expect("literal words")
+});
+
 const HOME_MARKERS: &[&str] = &[
     "hermes_home",
     "get_hermes_home",
@@ -56,6 +70,8 @@ pub fn find<'t>(ev: &Evaluator<'_, 't>, indexes: &[Index<'t>]) -> Vec<Credential
     for (m, index) in indexes.iter().enumerate() {
         scan(ev, m, &ev.set.modules[m], index, &mut out);
     }
+    // Stable: accesses on one line keep the order they were found in.
+    out.sort_by(|a, b| (a.file.as_str(), a.pos).cmp(&(b.file.as_str(), b.pos)));
     out
 }
 
@@ -66,13 +82,26 @@ fn scan<'t>(
     index: &Index<'t>,
     out: &mut Vec<CredentialAccess>,
 ) {
+    // One report per line and kind of access.
+    let mut seen: HashSet<(u32, String)> = HashSet::new();
+    let mut push = |node: Node<'_>, what: &str| {
+        let pos = module.pos(node);
+        if seen.insert((pos.line, what.to_string())) {
+            out.push(CredentialAccess {
+                what: what.to_string(),
+                file: module.rel.clone(),
+                pos,
+                snippet: crate::located::truncate_chars(module.line_text(node).trim(), 100),
+            });
+        }
+    };
     for node in &index.imports {
         let text = module.text_of(*node);
         if text
             .split(|c: char| !c.is_alphanumeric() && c != '_')
             .any(|w| w == "dotenv")
         {
-            push(out, module, *node, "python-dotenv (.env loader)");
+            push(*node, "python-dotenv (.env loader)");
         }
     }
     for (node, is_prose) in &index.strings {
@@ -80,36 +109,12 @@ fn scan<'t>(
             continue;
         }
         let raw = module.text_of(*node);
-        let interesting = raw.contains("env")
-            || raw.contains("auth")
-            || OTHER_TOOLS.iter().any(|p| raw.contains(&p[1..]));
-        if interesting && let Some(what) = classify(ev, m, module, *node) {
-            push(out, module, *node, &what);
+        if INTERESTING.is_match(raw)
+            && let Some(what) = classify(ev, m, module, *node)
+        {
+            push(*node, &what);
         }
     }
-    out.sort_by(|a, b| (a.file.as_str(), a.pos).cmp(&(b.file.as_str(), b.pos)));
-}
-
-fn push(out: &mut Vec<CredentialAccess>, module: &PyModule, node: Node<'_>, what: &str) {
-    let pos = module.pos(node);
-    if out
-        .iter()
-        .any(|o| o.file == module.rel && o.pos.line == pos.line && o.what == what)
-    {
-        return;
-    }
-    let snippet = module
-        .text
-        .lines()
-        .nth(pos.line as usize - 1)
-        .unwrap_or("")
-        .trim();
-    out.push(CredentialAccess {
-        what: what.to_string(),
-        file: module.rel.clone(),
-        pos,
-        snippet: crate::located::truncate_chars(snippet, 100),
-    });
 }
 
 /// The literal text of a string node: its value if fully known, else its static parts.

@@ -47,6 +47,14 @@ impl PyModule {
             .unwrap_or("")
     }
 
+    /// The whole source line `node` starts on, without its line break.
+    pub fn line_text(&self, node: Node<'_>) -> &str {
+        let (_, line_start) = self.tree.line_of(node.start_byte());
+        let rest = self.text.get(line_start..).unwrap_or("");
+        let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
+        &rest[..end]
+    }
+
     /// The 1-based position of a node (columns in characters).
     pub fn pos(&self, node: Node<'_>) -> Pos {
         let start = node.start_byte();
@@ -515,6 +523,36 @@ mod tests {
             assert_eq!(m.dotted, format!("m{i:02}"));
             assert!(!m.tree.has_error(), "{}", m.rel);
         }
+    }
+
+    /// The whole line a node starts on: the first line (ended by `\r\n`: the `\r` stays, the
+    /// callers trim), a middle one, and an unterminated last line.
+    #[test]
+    fn line_text_is_the_node_s_whole_line() {
+        let text = "import os\r\nx = os.environ['HOME']  # home\n\ny = f(\n    2)".to_string();
+        let module = PyModule {
+            rel: "m.py".into(),
+            dotted: "m".into(),
+            is_package: false,
+            is_test: false,
+            tree: Tree::parse(&text),
+            text,
+        };
+        let mut lines = Vec::new();
+        module.tree.root_node().preorder(|node, _| {
+            if matches!(node.kind(), "string" | "integer" | "import_statement") {
+                lines.push((module.pos(node).line, module.line_text(node)));
+            }
+            true
+        });
+        assert_eq!(
+            lines,
+            [
+                (1, "import os\r"),
+                (2, "x = os.environ['HOME']  # home"),
+                (5, "    2)")
+            ]
+        );
     }
 
     #[test]
