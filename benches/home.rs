@@ -16,8 +16,9 @@
 //! plugin is enabled, its dependencies resolved from the real PyPI together with the Hermes
 //! installed at `HERMES_PYTHON` (`core installed:HERMES_PYTHON`, its interpreter for the
 //! environments); a plugin whose enable is refused (a conflict with what is already enabled,
-//! a distribution that cannot be built) stays installed and disabled, as for a user. The
-//! first size fills uv's caches from the network; the figures are the later sizes'.
+//! a distribution that cannot be built) stays installed and disabled, as for a user. Each size
+//! is a new home and downloads live in the home's own cache (`pm/cache/uv`), so every size
+//! fetches its distributions from PyPI again: its `install` figures include the network.
 
 #[path = "support/mod.rs"]
 mod support;
