@@ -152,6 +152,21 @@ pub fn write_atomically_mode(path: &Path, text: &[u8], mode: Option<u32>) -> io:
         .map_err(|e| at(dir, e))
 }
 
+/// Writes a cache entry: a temporary file in the same directory and a rename, creating the
+/// directory; not fsynced (unlike [`write_atomically`]), because an entry a crash loses or
+/// tears is only a miss. Readers never see a half-written entry.
+pub fn write_cache_entry(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// Makes everything written under `dir` durable. On Linux one `syncfs(2)` of its file system
 /// (a tree of 100 000 files costs one call, not 100 000 fsyncs); elsewhere every file and
 /// directory is fsynced, children first.

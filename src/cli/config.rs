@@ -75,9 +75,12 @@ fn check(key: &str, values: &[String]) -> Result<Vec<String>, CliError> {
                 CoreSetting::Checkout { path } => {
                     crate::resolve::inputs::CoreInputs::load(path, &[]).map(|_| ())
                 }
-                CoreSetting::Installed { python } => {
-                    crate::resolve::inputs::CoreInputs::installed(python, &[]).map(|_| ())
-                }
+                CoreSetting::Installed { python } => crate::resolve::inputs::CoreInputs::installed(
+                    python,
+                    &[],
+                    super::env_vars::cache_dir().as_deref(),
+                )
+                .map(|_| ()),
                 CoreSetting::None => Ok(()),
             };
             loaded.map_err(|e| CliError::usage(format!("core {value}: {e}")))?;

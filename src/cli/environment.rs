@@ -228,9 +228,11 @@ impl ResolverArgs {
             Some(CoreSetting::Checkout { path }) => {
                 Some(load_core(CoreInputs::load(path, &extras))?)
             }
-            Some(CoreSetting::Installed { python }) => {
-                Some(load_core(CoreInputs::installed(python, &extras))?)
-            }
+            Some(CoreSetting::Installed { python }) => Some(load_core(CoreInputs::installed(
+                python,
+                &extras,
+                super::env_vars::cache_dir().as_deref(),
+            ))?),
             Some(CoreSetting::None) | None if !extras.is_empty() => {
                 return Err(CliError::usage("--extra needs a core (--core)"));
             }

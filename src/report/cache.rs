@@ -17,7 +17,6 @@
 //! `validate-v1/<program>/`. Like any cache in a user's home, it
 //! is trusted as much as the home is: `--no-cache` ignores it.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -163,19 +162,13 @@ impl ReportCache {
         serde_json::from_slice(&text).ok()
     }
 
-    /// Stores `report` under `key`; a failure is logged and otherwise ignored. Written through
-    /// a temporary file and a rename but not fsynced (unlike [`crate::files::write_atomically`]):
-    /// an entry lost or torn by a crash is only a miss.
+    /// Stores `report` under `key` ([`crate::files::write_cache_entry`]); a failure is logged
+    /// and otherwise ignored.
     pub fn put(&self, key: &str, report: &PackageReport) {
         let path = self.entry(key);
-        let written = (|| -> std::io::Result<()> {
-            let dir = path.parent().unwrap_or(&self.dir);
-            std::fs::create_dir_all(dir)?;
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            tmp.write_all(&serde_json::to_vec(report).map_err(std::io::Error::other)?)?;
-            tmp.persist(&path).map_err(|e| e.error)?;
-            Ok(())
-        })();
+        let written = serde_json::to_vec(report)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| crate::files::write_cache_entry(&path, &bytes));
         if let Err(e) = written {
             tracing::debug!("validation cache: cannot write {}: {e}", path.display());
         }

@@ -195,18 +195,21 @@ impl CoreInputs {
     }
 
     /// Asks the interpreter of an installed Hermes for `hermes-agent`'s requirements and every
-    /// installed distribution: the distributions are core's pins (what the agent imports), the
-    /// requirements and extras as the wheel's metadata states them.
-    pub fn installed(python: &Path, extras: &[String]) -> Result<CoreInputs, InputError> {
-        let failed = |message: String| InputError::Installed {
-            python: python.to_path_buf(),
-            message,
-        };
-        let facts: InstalledFacts =
-            crate::interpreter::ask(python, INSTALLED_SCRIPT, &[]).map_err(failed)?;
-        if let Some(error) = facts.error {
-            return Err(failed(error));
-        }
+    /// installed distribution ([`super::core_environment`], remembered under `cache`, the
+    /// user's cache directory, while the environment is unchanged): the distributions are
+    /// core's pins (what the agent imports), the requirements and extras as the wheel's
+    /// metadata states them.
+    pub fn installed(
+        python: &Path,
+        extras: &[String],
+        cache: Option<&Path>,
+    ) -> Result<CoreInputs, InputError> {
+        let (facts, _) = super::core_environment::query(python, cache).map_err(|message| {
+            InputError::Installed {
+                python: python.to_path_buf(),
+                message,
+            }
+        })?;
         let mut optional: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut dependencies = Vec::new();
         for raw in &facts.requires {
@@ -370,32 +373,6 @@ impl CoreInputs {
 static EXTRA_MARKER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(r#"extra\s*==\s*['"]([^'"]+)['"]"#).expect("valid regex")
 });
-
-/// Run with `-I` in the installed Hermes's interpreter: `hermes-agent`'s version and
-/// Requires-Dist, and every installed distribution.
-const INSTALLED_SCRIPT: &str = r#"
-import json
-from importlib import metadata
-try:
-    dist = metadata.distribution("hermes-agent")
-except metadata.PackageNotFoundError:
-    print(json.dumps({"error": "hermes-agent is not installed in this interpreter's environment"}))
-else:
-    installed = sorted({(d.metadata["Name"], d.version) for d in metadata.distributions() if d.metadata["Name"]})
-    print(json.dumps({"version": dist.version, "requires": dist.requires or [], "installed": installed}))
-"#;
-
-#[derive(serde::Deserialize)]
-struct InstalledFacts {
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    version: String,
-    #[serde(default)]
-    requires: Vec<String>,
-    #[serde(default)]
-    installed: Vec<(String, String)>,
-}
 
 fn hex_sha256(bytes: &[u8]) -> String {
     crate::hash::sha256_hex(bytes)

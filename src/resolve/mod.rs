@@ -8,6 +8,8 @@
 #[cfg(feature = "manager")]
 pub mod conflict;
 #[cfg(feature = "manager")]
+pub mod core_environment;
+#[cfg(feature = "manager")]
 pub mod engine;
 #[cfg(feature = "manager")]
 pub mod inputs;

@@ -799,6 +799,19 @@ fn the_environment_is_recorded_and_core_is_never_guessed() {
             .unwrap()
             .starts_with("installed ")
     );
+
+    // What the interpreter said about its environment is remembered in the user's cache
+    // while that environment is unchanged: the next command does not start it again.
+    let out = bare(&["-v", "sync"])
+        .env_remove("HERMES_PLUGINS_INDEX_URL")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    succeeded(out);
+    assert!(
+        stderr.contains(&format!("installed core {}: remembered", hermes.display())),
+        "{stderr}"
+    );
 }
 
 /// The `plugin.yaml` of the first plugin the current generation's `env` lists.

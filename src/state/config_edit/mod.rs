@@ -2006,6 +2006,32 @@ other: 1
         );
     }
 
+    /// fuzz/findings/config_edit-slow-unit-d2a0b953: 4 KB of anchors and aliases expanding
+    /// to nearly the node budget. Accepted (it is under the budget, and PyYAML loads it), and
+    /// edited correctly; its cost is the budget's, linear in it (docs/security.md).
+    #[test]
+    fn an_alias_heavy_document_under_the_budget_is_edited() {
+        let input = include_bytes!("../../../fuzz/findings/config_edit-slow-unit-d2a0b953");
+        let (&choice, rest) = input.split_first().unwrap();
+        assert_eq!(choice, 0, "the fuzz target's first byte: enable `news`");
+        let text = std::str::from_utf8(rest).unwrap();
+        let edited = enable(text, "news").unwrap();
+        let read = yaml::parse(&edited, LIMITS).unwrap().root;
+        let enabled = read.get("plugins").unwrap().value.get("enabled").unwrap();
+        let names: Vec<_> = enabled
+            .value
+            .as_seq()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str())
+            .collect();
+        assert_eq!(names, [Some("news")]);
+        assert!(
+            edited.starts_with(text.trim_end()),
+            "only appended to:\n{edited}"
+        );
+    }
+
     #[test]
     fn self_check_refuses_a_wrong_result() {
         // A block scalar item whose last line looks like a comment fools the line scanner;
