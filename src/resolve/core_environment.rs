@@ -17,18 +17,22 @@
 //! entry records a stamp (modification time in nanoseconds, inode) of the interpreter path as
 //! given and as resolved, of `pyvenv.cfg`, and of each `sys.path` directory — the latter taken
 //! by the interpreter *before* it reads the distributions, so a change made while it reads
-//! shows as a newer stamp — and is used only while every stamp is unchanged. File times come
-//! from a coarse clock, so a change in the same tick as a stamp can leave it unchanged: as git
-//! does for racily clean files, an answer is not remembered while any of its stamps is less
-//! than [`SETTLED`] old (the run after an install asks again; the one after that remembers).
-//! A relative
-//! `sys.path` entry (the working directory, before Python 3.11's `-I` implies `-P`) makes the
-//! answer depend on where the command runs: such an answer is not remembered.
+//! shows as a newer stamp — and is used only while every stamp is unchanged.
 //!
-//! Not seen: a file edited in place inside a dist-info directory, or a `sitecustomize` edited
-//! in place to move `sys.path` (no installer does either). Removing
-//! `<cache>/installed-core-v1` forgets every answer. Entries are JSON, written through a rename;
-//! one that cannot be read is a miss, so the cache never changes an answer, only its cost.
+//! File times come from a coarse clock, so a change in the same tick as a stamp can leave it
+//! unchanged: as git does for racily clean files, an answer is not remembered while any of its
+//! stamps is less than [`SETTLED`] old (the run after an install asks again; the one after that
+//! remembers). A relative `sys.path` entry (the working directory, before Python 3.11's `-I`
+//! implies `-P`) makes the answer depend on where the command runs: such an answer is not
+//! remembered.
+//!
+//! Not seen: a metadata file rewritten in place inside an existing `*.dist-info` or
+//! `*.egg-info` directory (no installer does that; a legacy `setup.py egg_info` run in a
+//! checkout on `sys.path` does), and a `sitecustomize` edited in place to move `sys.path`.
+//! Removing `<cache>/installed-core-v1` forgets every answer. Entries are JSON, written through
+//! a rename; one that cannot be read is a miss, so a damaged cache never changes an answer, only
+//! its cost. Like the validation cache (`report::cache`), an entry is trusted as much as the
+//! user's home that holds it.
 
 use std::path::{Path, PathBuf};
 
