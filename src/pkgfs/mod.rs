@@ -236,6 +236,11 @@ impl PackageRoot {
 
 /// Reads a regular file of at most `limit` bytes as UTF-8 text without a BOM.
 pub fn read_limited_text(path: &Path, limit: u64) -> Result<String, ReadError> {
+    decode_utf8(read_limited(path, limit)?)
+}
+
+/// Reads a regular file of at most `limit` bytes.
+pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     use std::os::unix::fs::OpenOptionsExt;
     // Non-blocking, so a FIFO swapped in after the check is refused instead of hanging.
     let file = fs::OpenOptions::new()
@@ -264,7 +269,7 @@ pub fn read_limited_text(path: &Path, limit: u64) -> Result<String, ReadError> {
             limit,
         });
     }
-    decode_utf8(bytes)
+    Ok(bytes)
 }
 
 /// Decodes bytes as UTF-8, dropping a BOM; on failure names the first invalid byte's position.

@@ -165,7 +165,7 @@ mod tests {
         }
         let root = crate::pkgfs::PackageRoot::open(dir.path()).unwrap();
         let mut notes = Vec::new();
-        let set = SourceSet::load(&root, &mut notes);
+        let set = SourceSet::load(&root, None, &mut notes);
         let indexes: Vec<Index<'_>> = set.modules.iter().map(|m| m.index()).collect();
         find(&set, &indexes).into_iter().map(|i| i.top).collect()
     }

