@@ -1,12 +1,17 @@
 //! The `hermes-plugins` binary.
 
-/// jemalloc, where it builds (as uv does): a cold `validate` allocates and frees an AST per
-/// module on both cores, which glibc's allocator spends a tenth of the run on.
+/// jemalloc on the targets uv gives it to (the cfg is Cargo.toml's, keep the two equal): a
+/// cold `validate` allocates and frees an AST per module on both cores, which glibc's
+/// allocator spent a tenth of the run on.
 #[cfg(all(
     unix,
-    not(target_env = "musl"),
     not(target_os = "openbsd"),
-    not(target_os = "freebsd")
+    not(target_os = "freebsd"),
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "powerpc64"
+    )
 ))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
