@@ -103,21 +103,36 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
     } else {
         args.paths.clone()
     };
+    // A path that does not exist is a usage error, reported in its turn among the others.
+    let exists: Vec<bool> = paths
+        .iter()
+        .map(|p| std::fs::symlink_metadata(p).is_ok())
+        .collect();
+    let existing: Vec<&PathBuf> = paths
+        .iter()
+        .zip(&exists)
+        .filter(|(_, e)| **e)
+        .map(|(p, _)| p)
+        .collect();
+    let mut loaded = package::load_paths(&existing, Mode::Validate).into_iter();
     let mut packages = Vec::new();
-    for path in &paths {
-        if std::fs::symlink_metadata(path).is_err() {
+    for (path, exists) in paths.iter().zip(exists) {
+        if !exists {
             return Err(CliError::usage(format!(
                 "{}: no such file or directory",
                 path.display()
             )));
         }
-        let tree = package::load_path(path, Mode::Validate).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::InvalidInput {
-                CliError::usage(e.to_string())
-            } else {
-                CliError::environment(format!("{}: {e}", path.display()))
-            }
-        })?;
+        let tree = loaded
+            .next()
+            .expect("one result per existing path")
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::InvalidInput {
+                    CliError::usage(e.to_string())
+                } else {
+                    CliError::environment(format!("{}: {e}", path.display()))
+                }
+            })?;
         for skipped in &tree.skipped {
             tracing::debug!("skipped {}: {}", skipped.path.display(), skipped.reason);
         }

