@@ -27,7 +27,7 @@
 //! finding there is reported with the precision of the analysis (a `curl … | sh` in a
 //! docstring is not code).
 
-use rustc_hash::FxHashMap;
+use std::collections::HashMap;
 
 /// Whether the package-relative path `rel` of a Python file is an entry (the entry-point
 /// module of a pip-distributed plugin is one too; the caller knows it by its dotted name).
@@ -110,7 +110,10 @@ fn is_word(name: &str) -> bool {
 /// an overlapping search was a tenth of the run.
 pub struct Names {
     /// Each distinct name, with its index into [`Names::files`].
-    ids: FxHashMap<Box<[u8]>, usize>,
+    ///
+    /// SipHash, not Fx: the names are the plugin's own file names, which it could choose to
+    /// collide under a fixed hash (docs/dependencies.md, `rustc-hash`).
+    ids: HashMap<Box<[u8]>, usize>,
     /// For each first byte, bit `n` set when some name starting with it is `n` bytes long
     /// (bit 63: 63 bytes or more): most words are not looked up at all.
     lengths: Box<[u64; 256]>,
@@ -129,7 +132,7 @@ fn length_bit(len: usize) -> u64 {
 impl Names {
     /// The names of `rels` (package-relative paths of Python files).
     pub fn new<'a>(rels: impl IntoIterator<Item = &'a str>) -> Names {
-        let mut ids: FxHashMap<Box<[u8]>, usize> = FxHashMap::default();
+        let mut ids: HashMap<Box<[u8]>, usize> = HashMap::new();
         let mut lengths = Box::new([0; 256]);
         let mut files: Vec<Vec<usize>> = Vec::new();
         let mut unnamed = Vec::new();
