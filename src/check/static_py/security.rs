@@ -257,7 +257,11 @@ pub fn scan<'t>(
     }
     // Parsed files were read whole by the analysis above; unreached ones were matched
     // against the byte-level patterns whole, without a match.
-    let read: std::collections::HashMap<&str, &str> = ev.set.texts().collect();
+    let read: std::collections::HashMap<&str, (&str, usize)> = ev
+        .set
+        .heads()
+        .map(|(rel, head, len)| (rel, (head, len)))
+        .collect();
     scan_tree(root, &read, &mut out);
     out.sort_by(|a, b| (a.file.as_str(), a.pos).cmp(&(b.file.as_str(), b.pos)));
     out
@@ -647,7 +651,7 @@ fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 }
 
 /// How much of a file's start the magic numbers and the binary test (a NUL) look at.
-const HEAD: usize = 8192;
+pub(super) const HEAD: usize = 8192;
 const OVERLAP: usize = 16 << 10;
 
 /// Runs the byte-level patterns (reverse shells, download-and-run) over every line of a file
@@ -770,7 +774,7 @@ fn scan_windowed(
 
 fn scan_tree(
     root: &PackageRoot,
-    read: &std::collections::HashMap<&str, &str>,
+    read: &std::collections::HashMap<&str, (&str, usize)>,
     out: &mut Vec<SecurityFinding>,
 ) {
     let tree_finding = |level, rule, message: String| SecurityFinding {
@@ -835,12 +839,12 @@ fn scan_tree(
         // goes through the byte-level patterns (scan_bytes), whatever its size. A file read
         // whole already is not opened again, when its text is its bytes (the size says no BOM
         // was dropped from it).
-        let text = read
+        let in_memory = read
             .get(rel.as_str())
-            .filter(|text| text.len() as u64 == size);
+            .filter(|(_, len)| *len as u64 == size);
         let mut opened = None;
-        let head: &[u8] = match text {
-            Some(text) => &text.as_bytes()[..text.len().min(HEAD)],
+        let head: &[u8] = match in_memory {
+            Some((head, _)) => head.as_bytes(),
             None => {
                 let Ok(file) = open_package_file(&entry.path) else {
                     continue;

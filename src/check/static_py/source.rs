@@ -270,8 +270,9 @@ pub struct SourceSet {
     /// Python files, readable, that nothing runs ([`reach`]) and the byte-level security
     /// patterns found nothing in: not parsed. Sorted by path.
     pub unreached: Vec<String>,
-    /// The text of each of [`SourceSet::unreached`].
-    unreached_texts: Vec<String>,
+    /// The start of each of [`SourceSet::unreached`] (see [`SourceSet::heads`]), and its
+    /// length.
+    unreached_heads: Vec<(String, usize)>,
     by_dotted: HashMap<String, usize>,
     /// The plugin directory's name (for `plugins.<dir>` absolute imports).
     dir_name: String,
@@ -353,7 +354,7 @@ impl SourceSet {
         let parsed = parse_reached(root, entry, files, &texts);
         let mut modules = Vec::new();
         let mut unreached = Vec::new();
-        let mut unreached_texts = Vec::new();
+        let mut unreached_heads = Vec::new();
         for ((file, tree), text) in files.iter().zip(parsed).zip(texts) {
             match (tree, text) {
                 (Some(tree), Some(text)) => {
@@ -369,7 +370,7 @@ impl SourceSet {
                 }
                 (None, Some(text)) => {
                     unreached.push(file.rel.clone());
-                    unreached_texts.push(text);
+                    unreached_heads.push((head(&text).to_string(), text.len()));
                 }
                 _ => {}
             }
@@ -385,19 +386,24 @@ impl SourceSet {
             dir_name,
             unanalysed,
             unreached,
-            unreached_texts,
+            unreached_heads,
         }
     }
 
-    /// Every file this set read whole, parsed or not, with its text (UTF-8, without a BOM):
-    /// the security scan need not read them again.
-    pub fn texts(&self) -> impl Iterator<Item = (&str, &str)> {
+    /// Every file this set read whole, parsed or not: its path, the start of its text
+    /// (UTF-8, without a BOM; the security scan's head, [`super::security::HEAD`] bytes cut to
+    /// a character) and the whole text's length. The security scan need not open them again.
+    pub fn heads(&self) -> impl Iterator<Item = (&str, &str, usize)> {
         let parsed = self
             .modules
             .iter()
-            .map(|m| (m.rel.as_str(), m.text.as_str()));
-        let unreached = self.unreached.iter().map(String::as_str);
-        parsed.chain(unreached.zip(self.unreached_texts.iter().map(String::as_str)))
+            .map(|m| (m.rel.as_str(), head(&m.text), m.text.len()));
+        let unreached = self
+            .unreached
+            .iter()
+            .zip(&self.unreached_heads)
+            .map(|(rel, (head, len))| (rel.as_str(), head.as_str(), *len));
+        parsed.chain(unreached)
     }
 
     /// The module with this dotted name.
@@ -460,6 +466,16 @@ impl SourceSet {
             }
         }
     }
+}
+
+/// The first [`super::security::HEAD`] bytes of `text`, less the end of a character cut in
+/// two (never a NUL: every byte of a multi-byte character is 0x80 or more).
+fn head(text: &str) -> &str {
+    let mut end = text.len().min(super::security::HEAD);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// What became of reading one `.py` file.
@@ -652,6 +668,20 @@ fn module_name(rel: &str) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A head is the first `HEAD` bytes, less a character the cut would split.
+    #[test]
+    fn heads_end_on_a_character() {
+        let short = "x = 1\n";
+        assert_eq!(head(short), short);
+        let n = super::super::security::HEAD;
+        let ascii = "y".repeat(n + 10);
+        assert_eq!(head(&ascii).len(), n);
+        let split = format!("{}é{}", "y".repeat(n - 1), "z".repeat(10));
+        assert_eq!(head(&split).len(), n - 1);
+        let whole = format!("{}é{}", "y".repeat(n - 2), "z".repeat(10));
+        assert_eq!(head(&whole).len(), n);
+    }
 
     #[test]
     fn test_paths() {
