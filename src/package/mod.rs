@@ -636,3 +636,59 @@ pub fn line_at(text: &str, pos: Pos) -> String {
         .trim();
     crate::located::truncate_chars(line, 120)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(tree: &LoadedTree) -> Vec<(String, PathBuf)> {
+        tree.packages
+            .iter()
+            .map(|p| (p.key.clone(), p.dir.clone()))
+            .collect()
+    }
+
+    /// Loading several paths together gives each path what loading it alone gives, in the
+    /// order the paths came, a path that cannot be discovered included.
+    #[test]
+    fn paths_loaded_together_are_each_as_loaded_alone() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/plugins");
+        let paths = [
+            fixtures.clone(),
+            fixtures.join("missing"),
+            fixtures.join("calculator"),
+            fixtures.join("release-notes"),
+        ];
+        let together = load_paths(&paths, Mode::Validate);
+        assert_eq!(together.len(), paths.len());
+        for (path, loaded) in paths.iter().zip(&together) {
+            match (load_path(path, Mode::Validate), loaded) {
+                (Ok(alone), Ok(loaded)) => {
+                    assert!(!alone.packages.is_empty(), "{}", path.display());
+                    assert_eq!(keys(&alone), keys(loaded), "{}", path.display());
+                    assert_eq!(
+                        alone
+                            .packages
+                            .iter()
+                            .map(|p| format!("{:?}", p.diagnostics))
+                            .collect::<Vec<_>>(),
+                        loaded
+                            .packages
+                            .iter()
+                            .map(|p| format!("{:?}", p.diagnostics))
+                            .collect::<Vec<_>>()
+                    );
+                }
+                (Err(alone), Err(loaded)) => assert_eq!(alone.kind(), loaded.kind()),
+                (alone, loaded) => panic!(
+                    "{}: alone {:?}, together {:?}",
+                    path.display(),
+                    alone.map(|t| keys(&t)),
+                    loaded.as_ref().map(keys)
+                ),
+            }
+        }
+        assert_eq!(together[0].as_ref().unwrap().packages.len(), 4);
+        assert!(together[1].is_err());
+    }
+}
