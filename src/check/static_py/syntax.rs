@@ -405,9 +405,11 @@ impl<'s> Builder<'s> {
     fn new(src: &'s str) -> Self {
         Builder {
             src: src.as_bytes(),
-            // About one node per 6 bytes of real code.
-            nodes: Vec::with_capacity(src.len() / 6 + 1),
-            children: Vec::with_capacity(src.len() / 6 + 1),
+            // Room for one node per 4 bytes: one per 6, the first estimate, had the arrays
+            // grow and be copied on the real corpus (16 M instructions of copying,
+            // callgrind); room never written to is never touched (peak RSS unchanged).
+            nodes: Vec::with_capacity(src.len() / 4 + 1),
+            children: Vec::with_capacity(src.len() / 4 + 1),
             pending: Vec::new(),
             parent: 0,
             depth: 0,
