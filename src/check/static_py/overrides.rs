@@ -9,7 +9,7 @@
 //! package-local helper that mutates its parameter, with a core module as the argument.
 //! Local variables shadowing an imported name are respected.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::syntax::Node;
 
@@ -88,12 +88,18 @@ struct Scan<'e, 's, 't> {
     locals: Vec<std::cell::OnceCell<Locals>>,
     out: Vec<Override>,
     summaries: HashMap<usize, Vec<(usize, String, AttrSpec)>>,
+    /// [`root_names`] of the module.
+    roots: HashSet<String>,
 }
 
 /// Finds every core override in every module (`indexes` are the modules' [`Index`]es).
 pub fn find<'t>(ev: &Evaluator<'_, 't>, indexes: &[Index<'t>]) -> Vec<Override> {
     let mut out = Vec::new();
     for (m, index) in indexes.iter().enumerate() {
+        let roots = root_names(ev, m, index);
+        if roots.is_empty() {
+            continue;
+        }
         let module = &ev.set.modules[m];
         let mut scan = Scan {
             ev,
@@ -105,6 +111,7 @@ pub fn find<'t>(ev: &Evaluator<'_, 't>, indexes: &[Index<'t>]) -> Vec<Override> 
                 .collect(),
             out: Vec::new(),
             summaries: HashMap::new(),
+            roots,
         };
         for (node, scope) in &index.assignments {
             if let Some(left) = node.child_by_field_name("left") {
@@ -124,6 +131,44 @@ pub fn find<'t>(ev: &Evaluator<'_, 't>, indexes: &[Index<'t>]) -> Vec<Override> 
         out.extend(scan.out);
     }
     out
+}
+
+/// The names module `m` binds, anywhere in it, by an import an override can be rooted at: of
+/// a Hermes module, `sys` (`sys.modules`), or `unittest`/`mock` (`mock.patch`).
+///
+/// Every rule of [`Scan`] reaches its target through [`Scan::resolve_name`], which answers
+/// only for names bound by an import of the module itself (at module level or in a function),
+/// and then requires that import's path to start with one of these. So a module binding none
+/// has nothing to report (most modules: scanning their calls was a tenth of a cold
+/// `validate`), and a call none of whose parts is rooted at one of these names cannot be an
+/// override.
+fn root_names(ev: &Evaluator<'_, '_>, m: ModId, index: &Index<'_>) -> HashSet<String> {
+    index
+        .imports
+        .iter()
+        .flat_map(|stmt| super::scope::resolve_import(ev.set, m, *stmt))
+        .filter_map(|(name, target)| match target {
+            Imported::External(path) => {
+                let top = path.split('.').next().unwrap_or("");
+                (matches!(top, "sys" | "unittest" | "mock") || is_core(top)).then_some(name)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The name an attribute/subscript chain starts at (`a` of `a.b[c].d`), as [`Scan::path`]
+/// walks it.
+fn chain_root(mut node: Node<'_>) -> Option<Node<'_>> {
+    loop {
+        node = match node.kind() {
+            "identifier" => return Some(node),
+            "attribute" => node.child_by_field_name("object")?,
+            "subscript" => node.child_by_field_name("value")?,
+            "parenthesized_expression" => node.named_child(0)?,
+            _ => return None,
+        };
+    }
 }
 
 impl<'t> Scan<'_, '_, 't> {
@@ -330,6 +375,23 @@ impl<'t> Scan<'_, '_, 't> {
                 "setattr" | "delattr" | "patch" | "object" | "dict" | "multiple"
             )
             || MUTATORS.contains(&last))
+        {
+            return;
+        }
+        // The callee (a mutating method, `mock.patch`) or an argument (of `setattr`, of a
+        // helper) must be rooted at a name a root import binds.
+        let rooted = |n: Option<Node<'t>>| {
+            n.and_then(chain_root)
+                .is_some_and(|r| self.roots.contains(self.text(r)))
+        };
+        if !rooted(Some(func))
+            && !args.named_children().any(|a| {
+                rooted(if a.kind() == "keyword_argument" {
+                    a.child_by_field_name("value")
+                } else {
+                    Some(a)
+                })
+            })
         {
             return;
         }
@@ -606,7 +668,86 @@ fn collect_identifiers(
 
 #[cfg(test)]
 mod tests {
-    use super::patches_hermes;
+    use super::*;
+    use crate::check::static_py::{scope, source};
+
+    /// The overrides found in a package of these files, as `target (file)`.
+    fn overrides_in(files: &[(&str, &str)]) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        }
+        let root = crate::pkgfs::PackageRoot::open(dir.path()).unwrap();
+        let set = source::SourceSet::load(&root, None, &mut Vec::new());
+        let indexes: Vec<Index<'_>> = set.modules.iter().map(|m| m.index()).collect();
+        let scopes = scope::Scopes::build(&set);
+        let ev = Evaluator::new(&set, &scopes, 100_000);
+        let mut found: Vec<String> = find(&ev, &indexes)
+            .into_iter()
+            .map(|o| format!("{} ({})", o.target, o.file))
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// A module is scanned only when it imports a root, and a call only when a part of it is
+    /// rooted at a name such an import binds (`root_names`): each root, through each shape of
+    /// import and of call, alone in its module, is still found; a module importing none
+    /// reports nothing, whatever it writes.
+    #[test]
+    fn every_root_is_found_through_every_shape_of_import() {
+        let found = overrides_in(&[
+            (
+                "__init__.py",
+                "from . import a, b, c, d, e, f, g, h, i\n\ndef register(ctx):\n    pass\n",
+            ),
+            (
+                "a.py",
+                "import sys as system\nsystem.modules['agent'] = None\n",
+            ),
+            (
+                "b.py",
+                "def hook():\n    from hermes_cli import config\n    config.load = None\n",
+            ),
+            (
+                "c.py",
+                "from unittest import mock\nmock.patch('run_agent.AIAgent.chat').start()\n",
+            ),
+            ("d.py", "import mock\nmock.patch.dict('sys.modules', {})\n"),
+            (
+                "e.py",
+                "try:\n    import tools.registry as reg\nexcept ImportError:\n    reg = None\nreg.registry.dispatch = None\n",
+            ),
+            ("f.py", "from .g import poke\nimport agent\n\npoke(agent)\n"),
+            (
+                "h.py",
+                "from .g import poke\nimport agent as core\n\ndef run():\n    poke(module=core.sub)\n",
+            ),
+            (
+                "i.py",
+                "def t():\n    from unittest.mock import patch\n    patch('hermes_cli.main.run')\n",
+            ),
+            (
+                "g.py",
+                "import os\nos.environ.update({})\n\ndef poke(module):\n    module.hooked = True\n\nclass X:\n    pass\nX.y = 1\n",
+            ),
+        ]);
+        assert_eq!(
+            found,
+            [
+                "agent.hooked (f.py)",
+                "agent.sub.hooked (h.py)",
+                "hermes_cli.config.load (b.py)",
+                "hermes_cli.main.run (i.py)",
+                "run_agent.AIAgent.chat (c.py)",
+                "sys.modules (d.py)",
+                "sys.modules['agent'] (a.py)",
+                "tools.registry.registry.dispatch (e.py)",
+            ]
+        );
+    }
 
     #[test]
     fn only_writes_to_hermes_itself_patch_hermes() {

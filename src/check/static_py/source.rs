@@ -642,10 +642,17 @@ fn parse_reached(
         }
     }
     tracing::debug!(
-        "{}: {} of {} Python files parsed{}",
+        "{}: {} of {} Python files parsed ({} of {} bytes){}",
         root.path().display(),
         trees.iter().filter(|t| t.is_some()).count(),
         files.len(),
+        trees
+            .iter()
+            .zip(files)
+            .filter(|(t, _)| t.is_some())
+            .map(|(_, f)| f.size)
+            .sum::<u64>(),
+        files.iter().map(|f| f.size).sum::<u64>(),
         if everything {
             " (every file: a reached file or a declaration could not be read)"
         } else {

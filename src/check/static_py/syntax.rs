@@ -148,26 +148,34 @@ impl Field {
     }
 }
 
+/// One node: 24 bytes. Nodes are numbered in pre-order, so a node's subtree is the nodes
+/// from it to `subtree_end`, its first child (if any) is the next node, and each child's
+/// `subtree_end` is the next child: children need no list of their own.
+///
+/// Why so small: a real plugin's modules lay out into about a node per 5 bytes of source,
+/// and these arrays were the largest part of a cold `validate`'s peak memory, each page of
+/// it a page fault (48 bytes a node and a 4-byte child list before).
 #[derive(Debug, Clone, Copy)]
 struct NodeData {
-    kind: &'static str,
+    /// Index into [`Tree::kinds`].
+    kind: u16,
+    field: Field,
+    named: bool,
     start: u32,
     end: u32,
     parent: u32,
-    /// Index of the first child in [`Tree::children`].
-    first_child: u32,
-    child_count: u32,
-    /// One past the last node of this node's subtree (nodes are numbered in pre-order).
+    /// One past the last node of this node's subtree.
     subtree_end: u32,
     depth: u32,
-    field: Field,
-    named: bool,
 }
+
+const _: () = assert!(std::mem::size_of::<NodeData>() == 24);
 
 /// A parsed module.
 pub struct Tree {
     nodes: Vec<NodeData>,
-    children: Vec<u32>,
+    /// The kind of each [`NodeData::kind`].
+    kinds: Vec<&'static str>,
     /// Byte offset of each line's start.
     line_starts: Vec<u32>,
     has_error: bool,
@@ -229,7 +237,7 @@ impl Tree {
         line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| len32(&text[..=i])));
         Tree {
             nodes: builder.nodes,
-            children: builder.children,
+            kinds: builder.kinds.names,
             line_starts,
             has_error,
             depth,
@@ -276,7 +284,7 @@ impl<'t> Node<'t> {
 
     /// The node's kind (tree-sitter-python's name for it).
     pub fn kind(&self) -> &'static str {
-        self.data().kind
+        self.tree.kinds[usize::from(self.data().kind)]
     }
 
     /// An identity, unique within the tree.
@@ -309,17 +317,19 @@ impl<'t> Node<'t> {
         (self.id != 0).then(|| self.at(self.data().parent))
     }
 
-    fn child_ids(&self) -> &'t [u32] {
-        let d = self.data();
-        &self.tree.children[d.first_child as usize..(d.first_child + d.child_count) as usize]
-    }
-
-    /// All children, operator tokens included.
+    /// All children, operator tokens included: the first is the next node, each next one
+    /// where the one before's subtree ends.
     pub fn children(&self) -> impl Iterator<Item = Node<'t>> + 't {
         let tree = self.tree;
-        self.child_ids()
-            .iter()
-            .map(move |id| Node { tree, id: *id })
+        let end = self.data().subtree_end;
+        let mut next = self.id + 1;
+        std::iter::from_fn(move || {
+            let id = next;
+            (id < end).then(|| {
+                next = tree.nodes[id as usize].subtree_end;
+                Node { tree, id }
+            })
+        })
     }
 
     /// The named children.
@@ -358,14 +368,11 @@ impl<'t> Node<'t> {
 
     /// The named sibling before this one.
     pub fn prev_named_sibling(&self) -> Option<Node<'t>> {
-        let parent = self.parent()?;
-        let siblings = parent.child_ids();
-        let at = siblings.iter().position(|id| *id == self.id)?;
-        siblings[..at]
-            .iter()
-            .rev()
-            .map(|id| self.at(*id))
-            .find(Node::is_named)
+        self.parent()?
+            .children()
+            .take_while(|c| c.id != self.id)
+            .filter(Node::is_named)
+            .last()
     }
 
     /// Visits the named nodes of this subtree (this one included) in pre-order, each with its
@@ -389,13 +396,48 @@ fn len32(text: &str) -> u32 {
     u32::try_from(text.len()).unwrap_or(u32::MAX)
 }
 
+/// The kinds of one tree, each given a number the first time it is seen.
+struct Kinds {
+    names: Vec<&'static str>,
+    /// The number of a recently seen kind, by where its text is: the builder passes string
+    /// literals, so each node's kind is found here by one compare.
+    recent: [(usize, usize, u16); 256],
+}
+
+impl Kinds {
+    fn new() -> Kinds {
+        Kinds {
+            names: Vec::new(),
+            recent: [(0, 0, 0); 256],
+        }
+    }
+
+    #[inline]
+    fn number(&mut self, kind: &'static str) -> u16 {
+        let (at, len) = (kind.as_ptr() as usize, kind.len());
+        let slot = &mut self.recent[((at >> 3) ^ (at >> 11) ^ len) & 255];
+        if slot.0 == at && slot.1 == len {
+            return slot.2;
+        }
+        let number = match self.names.iter().position(|k| *k == kind) {
+            Some(i) => i,
+            None => {
+                self.names.push(kind);
+                self.names.len() - 1
+            }
+        };
+        // The kinds are the builder's own string literals: a few hundred at most.
+        let number = u16::try_from(number).expect("fewer than 65,536 node kinds");
+        *slot = (at, len, number);
+        number
+    }
+}
+
 /// Lays ruff's AST out as a [`Tree`].
 struct Builder<'s> {
     src: &'s [u8],
     nodes: Vec<NodeData>,
-    children: Vec<u32>,
-    /// Children of the nodes being built, innermost last.
-    pending: Vec<u32>,
+    kinds: Kinds,
     parent: u32,
     depth: u32,
     max_depth: u32,
@@ -409,8 +451,7 @@ impl<'s> Builder<'s> {
             // grow and be copied on the real corpus (16 M instructions of copying,
             // callgrind); room never written to is never touched (peak RSS unchanged).
             nodes: Vec::with_capacity(src.len() / 4 + 1),
-            children: Vec::with_capacity(src.len() / 4 + 1),
-            pending: Vec::new(),
+            kinds: Kinds::new(),
             parent: 0,
             depth: 0,
             max_depth: 0,
@@ -428,20 +469,17 @@ impl<'s> Builder<'s> {
         build: impl FnOnce(&mut Self),
     ) -> u32 {
         let id = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        let kind = self.kinds.number(kind);
         self.nodes.push(NodeData {
             kind,
+            field,
+            named,
             start,
             end: end.max(start),
             parent: self.parent,
-            first_child: 0,
-            child_count: 0,
             subtree_end: 0,
             depth: self.depth,
-            field,
-            named,
         });
-        self.pending.push(id);
-        let mark = self.pending.len();
         let parent = std::mem::replace(&mut self.parent, id);
         self.depth += 1;
         self.max_depth = self.max_depth.max(self.depth);
@@ -453,14 +491,7 @@ impl<'s> Builder<'s> {
         }
         self.depth -= 1;
         self.parent = parent;
-        let first = u32::try_from(self.children.len()).unwrap_or(u32::MAX);
-        self.children.extend(self.pending.drain(mark..));
-        let count = u32::try_from(self.children.len()).unwrap_or(u32::MAX) - first;
-        let subtree_end = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-        let data = &mut self.nodes[id as usize];
-        data.first_child = first;
-        data.child_count = count;
-        data.subtree_end = subtree_end;
+        self.nodes[id as usize].subtree_end = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
         id
     }
 
