@@ -119,26 +119,30 @@ impl PyModule {
 /// docstring, or inside the arguments of print/logging/an exception) — see
 /// [`PyModule::is_prose`] — without walking up to the parents.
 #[derive(Debug, Default)]
-pub struct ProseTracker {
+struct ProseTracker {
     stack: Vec<(usize, bool)>,
 }
 
 impl ProseTracker {
-    /// Updates the context for `node` at `depth` and returns whether `node` is prose.
-    pub fn enter(&mut self, module: &PyModule, node: Node<'_>, depth: usize) -> bool {
+    /// Updates the context for `node` at `depth` and returns whether `node` is prose
+    /// (`kinds`: the class of each kind of the tree, by [`Node::kind_index`]).
+    fn enter(&mut self, module: &PyModule, node: Node<'_>, depth: usize, kinds: &[Walk]) -> bool {
         while self.stack.last().is_some_and(|(d, _)| *d >= depth) {
             self.stack.pop();
         }
         let inherited = self.stack.last().is_some_and(|(_, p)| *p);
-        match node.kind() {
-            "expression_statement" => {
-                let docstring = node.named_child_count() == 1
-                    && node
-                        .named_child(0)
-                        .is_some_and(|c| matches!(c.kind(), "string" | "concatenated_string"));
+        match kinds[node.kind_index()] {
+            Walk::ExpressionStatement => {
+                let mut named = node.named_children();
+                let docstring = named.next().is_some_and(|c| {
+                    matches!(
+                        kinds[c.kind_index()],
+                        Walk::String | Walk::ConcatenatedString
+                    )
+                }) && named.next().is_none();
                 self.stack.push((depth, docstring));
             }
-            "call" => {
+            Walk::Call => {
                 let func = node
                     .child_by_field_name("function")
                     .map(|f| module.text_of(f))
@@ -173,6 +177,39 @@ fn is_message_function(func: &str) -> bool {
         || last.ends_with("Exception")
         || last.starts_with("print_")
         || last.starts_with("_print")
+}
+
+/// What [`PyModule::index`] tells apart, decided once per kind of a tree rather than by
+/// comparing each node's kind as text (that comparing was most of the walk's cost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    Function,
+    Lambda,
+    Call,
+    Assignment,
+    Delete,
+    Import,
+    String,
+    ConcatenatedString,
+    ExpressionStatement,
+    Other,
+}
+
+impl Walk {
+    fn of(kind: &str) -> Walk {
+        match kind {
+            "function_definition" => Walk::Function,
+            "lambda" => Walk::Lambda,
+            "call" => Walk::Call,
+            "assignment" | "augmented_assignment" => Walk::Assignment,
+            "delete_statement" => Walk::Delete,
+            "import_statement" | "import_from_statement" => Walk::Import,
+            "string" => Walk::String,
+            "concatenated_string" => Walk::ConcatenatedString,
+            "expression_statement" => Walk::ExpressionStatement,
+            _ => Walk::Other,
+        }
+    }
 }
 
 /// A function scope found by [`Index`]: index 0 is the module itself.
@@ -216,30 +253,31 @@ impl PyModule {
         };
         let mut open: Vec<(usize, usize)> = Vec::new();
         let mut prose = ProseTracker::default();
+        let kinds = self.tree.classify(Walk::of);
         self.tree.root_node().preorder(|node, depth| {
             while open.last().is_some_and(|(d, _)| *d >= depth) {
                 open.pop();
             }
             let scope = open.last().map_or(0, |(_, s)| *s);
-            let is_prose = prose.enter(self, node, depth);
-            match node.kind() {
-                "function_definition" | "lambda" => {
+            let is_prose = prose.enter(self, node, depth, &kinds);
+            match kinds[node.kind_index()] {
+                kind @ (Walk::Function | Walk::Lambda) => {
                     index.scopes.push(FunctionScope {
                         def: Some(node),
                         parent: Some(scope),
-                        has_imports: node.kind() == "function_definition"
+                        has_imports: kind == Walk::Function
                             && self.text_of(node).contains("import "),
                     });
                     open.push((depth, index.scopes.len() - 1));
                 }
-                "call" => index.calls.push((node, scope)),
-                "assignment" | "augmented_assignment" => index.assignments.push((node, scope)),
-                "delete_statement" => index.deletes.push((node, scope)),
-                "import_statement" | "import_from_statement" => {
+                Walk::Call => index.calls.push((node, scope)),
+                Walk::Assignment => index.assignments.push((node, scope)),
+                Walk::Delete => index.deletes.push((node, scope)),
+                Walk::Import => {
                     index.imports.push(node);
                     return false;
                 }
-                "string" => {
+                Walk::String => {
                     index.strings.push((node, is_prose));
                     return false;
                 }

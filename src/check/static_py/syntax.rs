@@ -254,6 +254,13 @@ impl Tree {
         self.has_error
     }
 
+    /// `class` of each kind in this tree, to be indexed by [`Node::kind_index`]: a walk that
+    /// tells many kinds apart asks once per kind instead of comparing every node's kind as
+    /// text.
+    pub fn classify<C>(&self, class: impl FnMut(&'static str) -> C) -> Vec<C> {
+        self.kinds.iter().copied().map(class).collect()
+    }
+
     /// How deep the tree nests.
     pub fn depth(&self) -> u32 {
         self.depth
@@ -285,6 +292,12 @@ impl<'t> Node<'t> {
     /// The node's kind (tree-sitter-python's name for it).
     pub fn kind(&self) -> &'static str {
         self.tree.kinds[usize::from(self.data().kind)]
+    }
+
+    /// Where this node's kind is in [`Tree::classify`]'s answer.
+    #[inline]
+    pub fn kind_index(&self) -> usize {
+        usize::from(self.data().kind)
     }
 
     /// An identity, unique within the tree.
