@@ -126,6 +126,7 @@ struct ProseTracker {
 impl ProseTracker {
     /// Updates the context for `node` at `depth` and returns whether `node` is prose
     /// (`kinds`: the class of each kind of the tree, by [`Node::kind_index`]).
+    #[inline(always)]
     fn enter(&mut self, module: &PyModule, node: Node<'_>, depth: usize, kinds: &[Walk]) -> bool {
         while self.stack.last().is_some_and(|(d, _)| *d >= depth) {
             self.stack.pop();
@@ -219,7 +220,7 @@ pub struct FunctionScope<'t> {
     pub def: Option<Node<'t>>,
     /// The enclosing scope.
     pub parent: Option<usize>,
-    /// Whether the function's source contains an import statement.
+    /// Whether an import statement is inside the function (in a nested function too).
     pub has_imports: bool,
 }
 
@@ -261,12 +262,11 @@ impl PyModule {
             let scope = open.last().map_or(0, |(_, s)| *s);
             let is_prose = prose.enter(self, node, depth, &kinds);
             match kinds[node.kind_index()] {
-                kind @ (Walk::Function | Walk::Lambda) => {
+                Walk::Function | Walk::Lambda => {
                     index.scopes.push(FunctionScope {
                         def: Some(node),
                         parent: Some(scope),
-                        has_imports: kind == Walk::Function
-                            && self.text_of(node).contains("import "),
+                        has_imports: false,
                     });
                     open.push((depth, index.scopes.len() - 1));
                 }
@@ -275,6 +275,9 @@ impl PyModule {
                 Walk::Delete => index.deletes.push((node, scope)),
                 Walk::Import => {
                     index.imports.push(node);
+                    for (_, s) in &open {
+                        index.scopes[*s].has_imports = true;
+                    }
                     return false;
                 }
                 Walk::String => {
