@@ -47,11 +47,16 @@ const OTHER_TOOLS: &[&str] = &[
 
 /// Words a string literal must contain to be worth classifying: `env`, `auth`, or one of
 /// [`OTHER_TOOLS`] without its leading dot — one automaton, so each literal is searched once.
+/// Leftmost-first for its prefilter: only whether a word is there is asked, which the match
+/// kind does not change.
 static INTERESTING: LazyLock<AhoCorasick> = LazyLock::new(|| {
     let words = ["env", "auth"]
         .into_iter()
         .chain(OTHER_TOOLS.iter().map(|p| &p[1..]));
-    AhoCorasick::new(words).expect("literal words")
+    AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(words)
+        .expect("literal words")
 });
 
 const HOME_MARKERS: &[&str] = &[
