@@ -157,12 +157,7 @@ mod tests {
     use super::*;
 
     fn imports_of(files: &[(&str, &str)]) -> Vec<String> {
-        let dir = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let full = dir.path().join(path);
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, text).unwrap();
-        }
+        let dir = super::super::test_package(files);
         let root = crate::pkgfs::PackageRoot::open(dir.path()).unwrap();
         let mut notes = Vec::new();
         let set = SourceSet::load(&root, None, &mut notes);

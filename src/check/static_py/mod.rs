@@ -203,3 +203,15 @@ pub fn analyze_entry(root: &PackageRoot, entry: Option<&str>) -> StaticAnalysis 
         notes,
     }
 }
+
+/// A package directory holding `files` (relative path, contents), for the analysis's tests.
+#[cfg(test)]
+pub(crate) fn test_package<T: AsRef<[u8]>>(files: &[(&str, T)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, body) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, body).unwrap();
+    }
+    dir
+}

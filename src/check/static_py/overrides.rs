@@ -673,12 +673,7 @@ mod tests {
 
     /// The overrides found in a package of these files, as `target (file)`.
     fn overrides_in(files: &[(&str, &str)]) -> Vec<String> {
-        let dir = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let full = dir.path().join(path);
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, text).unwrap();
-        }
+        let dir = super::super::test_package(files);
         let root = crate::pkgfs::PackageRoot::open(dir.path()).unwrap();
         let set = source::SourceSet::load(&root, None, &mut Vec::new());
         let indexes: Vec<Index<'_>> = set.modules.iter().map(|m| m.index()).collect();

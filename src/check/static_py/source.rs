@@ -812,16 +812,6 @@ mod tests {
         );
     }
 
-    fn package(files: &[(&str, &[u8])]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (rel, body) in files {
-            let path = dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, body).unwrap();
-        }
-        dir
-    }
-
     fn parsed_and_unreached(
         dir: &std::path::Path,
         entry: Option<&str>,
@@ -840,7 +830,7 @@ mod tests {
     /// names.
     #[test]
     fn only_what_can_run_is_parsed() {
-        let dir = package(&[
+        let dir = super::super::test_package::<&[u8]>(&[
             (
                 "__init__.py",
                 b"import importlib\nfrom .tools import t\nh = importlib.import_module('plugin_helpers')\n",
@@ -891,7 +881,7 @@ mod tests {
     /// A reached file that cannot be read hides what it imports: every file is parsed.
     #[test]
     fn an_unreadable_reached_file_parses_everything() {
-        let dir = package(&[
+        let dir = super::super::test_package::<&[u8]>(&[
             ("__init__.py", b"from .bad import x\n"),
             ("bad.py", b"x = '\xff'\n"),
             ("tests/test_x.py", b""),
@@ -900,7 +890,7 @@ mod tests {
         assert_eq!(parsed, ["__init__.py", "tests/test_x.py"]);
         assert!(unreached.is_empty());
         // Unread but unreached: the others are still judged by what names them.
-        let dir = package(&[
+        let dir = super::super::test_package::<&[u8]>(&[
             ("__init__.py", b""),
             ("bad.py", b"x = '\xff'\n"),
             ("tests/test_x.py", b""),
@@ -915,7 +905,7 @@ mod tests {
     /// maintainer script's `sys.modules` write is not an override of a running Hermes.
     #[test]
     fn unreached_files_are_judged_by_the_byte_patterns() {
-        let dir = package(&[
+        let dir = super::super::test_package::<&[u8]>(&[
             ("__init__.py", b"def register(ctx):\n    pass\n"),
             (
                 "scripts/bench.py",
