@@ -208,15 +208,17 @@ fn may_match(text: &[u8]) -> bool {
 fn contains_lowercase(search: &AhoCorasick, text: &[u8]) -> bool {
     const PIECE: usize = 16 << 10;
     const KEEP: usize = 8; // the longest of NEEDED, `/dev/tcp/`, less one
-    let mut lower = [0u8; PIECE + KEEP];
+    // Sized to the text: a fixed piece-sized buffer was zeroed on every call, 16 KiB for
+    // a text of a few hundred bytes.
+    let mut lower: Vec<u8> = Vec::with_capacity(text.len().min(PIECE + KEEP));
     let mut start = 0;
     while start < text.len() {
         let from = start.saturating_sub(KEEP);
         let to = (start + PIECE).min(text.len());
-        let piece = &mut lower[..to - from];
-        piece.copy_from_slice(&text[from..to]);
-        piece.make_ascii_lowercase();
-        if search.is_match(&*piece) {
+        lower.clear();
+        lower.extend_from_slice(&text[from..to]);
+        lower.make_ascii_lowercase();
+        if search.is_match(&lower) {
             return true;
         }
         start = to;

@@ -158,7 +158,7 @@ impl ProseTracker {
 
 /// print/logging/warnings/click.echo/`print_*` helpers/exception constructors.
 fn is_message_function(func: &str) -> bool {
-    let last = func.rsplit('.').next().unwrap_or(func);
+    let last = func.rfind('.').map_or(func, |dot| &func[dot + 1..]);
     matches!(
         last,
         "print"

@@ -212,8 +212,37 @@ impl Eq for Node<'_> {}
 impl Tree {
     /// Parses `text` as a module. Never fails: a syntax error leaves what ruff recovered
     /// around it (and [`Tree::has_error`]).
+    ///
+    /// ruff's AST is only read here, to lay it out: it is allocated from the thread's arena
+    /// and thrown away whole ([`crate::arena`]).
     pub fn parse(text: &str) -> Tree {
-        let parsed = ruff_python_parser::parse_unchecked_source(text, ast::PySourceType::Python);
+        // SAFETY: ruff's parser keeps nothing it allocates beyond the `Parsed` it returns:
+        // ruff_python_parser 0.0.10 has no static, cache or thread-local that allocates,
+        // and of ruff_python_ast's two lazy statics (string prefixes, script tags) it uses
+        // neither. The layout only reads the AST (it asks no lazily computed value, so no
+        // `OnceLock` in it is filled) and owns only what it allocates itself.
+        unsafe {
+            crate::arena::throwaway(
+                || ruff_python_parser::parse_unchecked_source(text, ast::PySourceType::Python),
+                |parsed| Tree::lay_out(text, parsed),
+                |parsed, tree| {
+                    // Without the arena Rust drops an AST recursively: give the drop a
+                    // stack as deep as the tree (a few hundred bytes per level, with room
+                    // to spare).
+                    if tree.depth > 1_000 {
+                        let size = (tree.depth as usize)
+                            .saturating_mul(1024)
+                            .saturating_add(1 << 20);
+                        stacker::grow(size, move || drop(parsed));
+                    } else {
+                        drop(parsed);
+                    }
+                },
+            )
+        }
+    }
+
+    fn lay_out(text: &str, parsed: &ruff_python_parser::Parsed<ast::ModModule>) -> Tree {
         let has_error = parsed.has_syntax_errors();
         let mut builder = Builder::new(text);
         let module = parsed.syntax();
@@ -222,17 +251,6 @@ impl Tree {
                 b.stmt(stmt);
             }
         });
-        let depth = builder.max_depth;
-        // Rust drops an AST recursively: give the drop a stack as deep as the tree (a few
-        // hundred bytes per level, with room to spare).
-        if depth > 1_000 {
-            let size = (depth as usize)
-                .saturating_mul(1024)
-                .saturating_add(1 << 20);
-            stacker::grow(size, move || drop(parsed));
-        } else {
-            drop(parsed);
-        }
         let mut line_starts = vec![0];
         line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| len32(&text[..=i])));
         Tree {
@@ -240,7 +258,7 @@ impl Tree {
             kinds: builder.kinds.names,
             line_starts,
             has_error,
-            depth,
+            depth: builder.max_depth,
         }
     }
 
