@@ -26,6 +26,7 @@ use std::any::Any;
 use std::cell::UnsafeCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The size of a scope's first chunk; each chunk it adds is at least twice the last.
 const FIRST_CHUNK: usize = 1 << 20;
@@ -450,77 +451,42 @@ fn retire() {
     }
 }
 
-/// Chunks of scopes that panicked. Their memory stays valid for the process's life: a free
-/// of it is nothing, and a resize moves it to the inner allocator. Asking costs one load
-/// while no scope has panicked.
-mod retired {
-    use super::Chunk;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// Slots for retired chunks. A panic while parsing ends the run (it is carried on), so
-    /// few scopes can ever panic in one process; past this many the process aborts rather
-    /// than hand retired memory to the inner allocator.
-    const SLOTS: usize = 64;
-    static COUNT: AtomicUsize = AtomicUsize::new(0);
-    static STARTS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
-    static SIZES: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
-
-    pub(super) fn add(chunk: Chunk) {
-        let slot = COUNT.load(Ordering::Acquire);
-        for i in slot..SLOTS {
-            if STARTS[i]
-                .compare_exchange(0, chunk.start, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
-                SIZES[i].store(chunk.size, Ordering::Release);
-                COUNT.fetch_max(i + 1, Ordering::AcqRel);
-                return;
-            }
-        }
-        std::process::abort();
-    }
-
-    #[inline]
-    pub(super) fn holds(at: usize) -> bool {
-        let count = COUNT.load(Ordering::Acquire);
-        count != 0
-            && STARTS[..count].iter().zip(&SIZES).any(|(start, size)| {
-                at.wrapping_sub(start.load(Ordering::Acquire)) < size.load(Ordering::Acquire)
-            })
-    }
+/// A fixed set of chunks that the allocator can add to and ask without allocating or
+/// locking: slots of atomics, a freed slot reused, asked up to the highest slot ever used.
+struct ChunkSet<const N: usize> {
+    starts: [AtomicUsize; N],
+    sizes: [AtomicUsize; N],
+    /// One past the highest slot ever used: asking costs one load while the set is empty.
+    used: AtomicUsize,
 }
 
-/// Debug builds: every chunk there is, so that freeing arena memory outside a scope (memory
-/// that escaped one) aborts at once. Nothing in release builds.
-mod debug_registry {
-    use super::Chunk;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// Slots for chunks; more chunks than slots are not checked.
-    const SLOTS: usize = 256;
-    static STARTS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
-    static SIZES: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
-
-    pub(super) fn add(chunk: Chunk) {
-        if !cfg!(debug_assertions) {
-            return;
+impl<const N: usize> ChunkSet<N> {
+    const fn new() -> Self {
+        ChunkSet {
+            starts: [const { AtomicUsize::new(0) }; N],
+            sizes: [const { AtomicUsize::new(0) }; N],
+            used: AtomicUsize::new(0),
         }
-        for (start, size) in STARTS.iter().zip(&SIZES) {
+    }
+
+    /// Adds `chunk`; false when every slot is taken.
+    fn add(&self, chunk: Chunk) -> bool {
+        for (i, (start, size)) in self.starts.iter().zip(&self.sizes).enumerate() {
             if start
                 .compare_exchange(0, chunk.start, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
                 size.store(chunk.size, Ordering::Release);
-                return;
+                self.used.fetch_max(i + 1, Ordering::AcqRel);
+                return true;
             }
         }
+        false
     }
 
-    pub(super) fn remove(chunk: Chunk) {
-        if !cfg!(debug_assertions) {
-            return;
-        }
-        for (start, size) in STARTS.iter().zip(&SIZES) {
+    fn remove(&self, chunk: Chunk) {
+        let used = self.used.load(Ordering::Acquire);
+        for (start, size) in self.starts[..used].iter().zip(&self.sizes) {
             if start.load(Ordering::Acquire) == chunk.start {
                 size.store(0, Ordering::Release);
                 start.store(0, Ordering::Release);
@@ -529,17 +495,67 @@ mod debug_registry {
         }
     }
 
-    pub(super) fn check_not_arena(at: usize) {
-        if !cfg!(debug_assertions) {
-            return;
+    #[inline]
+    fn holds(&self, at: usize) -> bool {
+        let used = self.used.load(Ordering::Acquire);
+        used != 0
+            && self.starts[..used]
+                .iter()
+                .zip(&self.sizes)
+                .any(|(start, size)| {
+                    let start = start.load(Ordering::Acquire);
+                    start != 0 && at.wrapping_sub(start) < size.load(Ordering::Acquire)
+                })
+    }
+}
+
+/// Chunks of scopes that panicked. Their memory stays valid for the process's life: a free
+/// of it is nothing, and a resize moves it to the inner allocator.
+mod retired {
+    use super::{Chunk, ChunkSet};
+
+    /// A panic while parsing ends the run (it is carried on), so few scopes can ever panic
+    /// in one process; past this many the process aborts rather than hand retired memory to
+    /// the inner allocator.
+    static RETIRED: ChunkSet<64> = ChunkSet::new();
+
+    pub(super) fn add(chunk: Chunk) {
+        if !RETIRED.add(chunk) {
+            std::process::abort();
         }
-        for (start, size) in STARTS.iter().zip(&SIZES) {
-            let start = start.load(Ordering::Acquire);
-            if start != 0 && at.wrapping_sub(start) < size.load(Ordering::Acquire) {
-                // Printing would allocate: abort with what the core dump and the test
-                // harness show.
-                std::process::abort();
-            }
+    }
+
+    #[inline]
+    pub(super) fn holds(at: usize) -> bool {
+        RETIRED.holds(at)
+    }
+}
+
+/// Debug builds: every chunk there is, so that freeing arena memory outside a scope (memory
+/// that escaped one) aborts at once. Nothing in release builds.
+mod debug_registry {
+    use super::{Chunk, ChunkSet};
+
+    /// More chunks than this are not checked.
+    static EVERY_CHUNK: ChunkSet<256> = ChunkSet::new();
+
+    pub(super) fn add(chunk: Chunk) {
+        if cfg!(debug_assertions) {
+            EVERY_CHUNK.add(chunk);
+        }
+    }
+
+    pub(super) fn remove(chunk: Chunk) {
+        if cfg!(debug_assertions) {
+            EVERY_CHUNK.remove(chunk);
+        }
+    }
+
+    pub(super) fn check_not_arena(at: usize) {
+        if cfg!(debug_assertions) && EVERY_CHUNK.holds(at) {
+            // Printing would allocate: abort with what the core dump and the test harness
+            // show.
+            std::process::abort();
         }
     }
 }

@@ -1939,4 +1939,22 @@ mod tests {
         assert!(depth > 200_000, "{depth}");
         assert_eq!(statements, 2);
     }
+
+    /// Where no arena serves a parse (the fuzz targets' system allocator; here a parse
+    /// nested in another scope, which `throwaway` hands to `discard` the same way), the
+    /// deep AST is dropped on a stack grown for it.
+    #[test]
+    fn a_deep_ast_no_arena_serves_is_dropped_without_overflow() {
+        let handle = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let src = format!("x = {}1\n", "-".repeat(200_000));
+                // SAFETY: the outer scope keeps nothing; it returns only a number.
+                unsafe {
+                    crate::arena::throwaway(|| Tree::parse(&src).depth(), |depth| *depth, |_, _| ())
+                }
+            })
+            .unwrap();
+        assert!(handle.join().unwrap() > 200_000);
+    }
 }
