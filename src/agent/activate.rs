@@ -90,9 +90,11 @@ pub enum ActivateError {
     },
 }
 
-const ASK: &str = "import json, sysconfig\ntry:\n    from importlib.metadata import version\n    hermes = version('hermes-agent')\nexcept Exception:\n    hermes = None\nprint(json.dumps({'site_packages': sysconfig.get_paths()['purelib'], 'hermes': hermes}))\n";
+/// After [`crate::interpreter::HERMES_VERSION`]: site-packages and the Hermes release.
+const ASK: &str = "import json, sysconfig\nfound = hermes_version()\nprint(json.dumps({'site_packages': sysconfig.get_paths()['purelib'], 'hermes': found and found['version']}))\n";
 
-/// Asks `python` (isolated, `-I`) for its site-packages and its `hermes-agent` version.
+/// Asks `python` (isolated, `-I`) for its site-packages and the Hermes release it runs (as
+/// Hermes reports itself: the install stamp where the distribution says `0.0.0`).
 pub fn inspect(python: &Path) -> Result<Target, ActivateError> {
     let failed = |message: String| ActivateError::Interpreter {
         python: python.to_path_buf(),
@@ -103,7 +105,12 @@ pub fn inspect(python: &Path) -> Result<Target, ActivateError> {
         site_packages: PathBuf,
         hermes: Option<String>,
     }
-    let answer: Answer = crate::interpreter::ask(python, ASK, &[]).map_err(failed)?;
+    let answer: Answer = crate::interpreter::ask(
+        python,
+        &format!("{}\n{ASK}", crate::interpreter::HERMES_VERSION),
+        &[],
+    )
+    .map_err(failed)?;
     Ok(Target {
         python: python.to_path_buf(),
         site_packages: answer.site_packages,
@@ -111,10 +118,13 @@ pub fn inspect(python: &Path) -> Result<Target, ActivateError> {
     })
 }
 
-/// Refuses what the hook cannot serve: no Hermes, a Hermes older than 0.13 or of a minor
-/// series newer than the newest release whose loaders are known, and a site-packages in the
-/// Nix store (read-only by design: NixOS takes the module route).
-pub fn check(target: &Target) -> Result<(), ActivateError> {
+/// Refuses what the hook cannot serve: no Hermes, a Hermes older than 0.13 (no loader the hook
+/// knows), a source install that reports no release, and a site-packages in the Nix store
+/// (read-only by design: NixOS takes the module route). Every release from 0.13 on is served:
+/// the reader patches what each has, and stops with an error naming the function it misses
+/// where a Hermes moved one. A release newer than every one this build knows (run or read:
+/// `known::api`) is served with the warning returned: its loaders were neither run nor read.
+pub fn check(target: &Target) -> Result<Option<String>, ActivateError> {
     let Some(version) = &target.hermes else {
         return Err(ActivateError::Unsupported(format!(
             "{} has no hermes-agent installed: activate the interpreter Hermes runs with (--python)",
@@ -132,24 +142,38 @@ pub fn check(target: &Target) -> Result<(), ActivateError> {
         });
         Some((parts.next()??, parts.next()??))
     };
-    let supported = match (series(version), series(&latest)) {
-        (Some(v), Some(newest)) => v >= OLDEST && v <= newest,
-        _ => false,
+    let oldest = format!("0.{}.0", OLDEST.1);
+    let warning = match (series(version), series(&latest)) {
+        (Some((0, 0)), _) => {
+            return Err(ActivateError::Unsupported(format!(
+                "Hermes at {} reports no release ({version}: a source install with neither its install stamp, install-stamp.json, nor release tags in its checkout), so which loaders it has is not known: reinstall it with Hermes's installer, which writes the stamp",
+                target.python.display(),
+            )));
+        }
+        (Some(v), _) if v < OLDEST => {
+            return Err(ActivateError::Unsupported(format!(
+                "Hermes {version} at {} is older than {oldest}, the first release whose plugin loaders the hook serves: upgrade Hermes",
+                target.python.display(),
+            )));
+        }
+        (Some(v), Some(newest)) if v <= newest => None,
+        (Some(_), _) => Some(format!(
+            "Hermes {version} is newer than every release this hermes-plugins knows ({oldest} – {latest}, docs/integration.md): the hook patches the plugin loaders it finds, and stops Hermes with an error naming any it does not; `hermes-plugins deactivate` undoes it"
+        )),
+        (None, _) => {
+            return Err(ActivateError::Unsupported(format!(
+                "Hermes at {} reports the version `{version}`, which names no release: which plugin loaders it has is not known",
+                target.python.display(),
+            )));
+        }
     };
-    if !supported {
-        return Err(ActivateError::Unsupported(format!(
-            "Hermes {version} at {} is not supported by this hermes-plugins (0.{}.0 – {latest} series); `hermes-plugins exec` fails the same way rather than load plugins it cannot pin",
-            target.python.display(),
-            OLDEST.1
-        )));
-    }
     if target.site_packages.starts_with("/nix/store") {
         return Err(ActivateError::ReadOnly(format!(
             "{} is in the Nix store, which is read-only: on NixOS give the plugins to the hermes-agent module instead (`hermes-plugins nix expr`, docs/nix.md)",
             target.site_packages.display()
         )));
     }
-    Ok(())
+    Ok(warning)
 }
 
 /// Writes the hook naming `binary` as the one serving `hermes plugins …` (idempotent: a file
@@ -246,10 +270,17 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(old.contains("Hermes 0.12.4"), "{old}");
-        let newer = check(&target(Some("0.99.0"), site))
+        let newer = check(&target(Some("0.99.0"), site)).unwrap().unwrap();
+        assert!(newer.contains("Hermes 0.99.0 is newer"), "{newer}");
+        assert_eq!(check(&target(Some("0.19.0"), site)).unwrap(), None);
+        let nonsense = check(&target(Some("unknown"), site))
             .unwrap_err()
             .to_string();
-        assert!(newer.contains("Hermes 0.99.0"), "{newer}");
+        assert!(nonsense.contains("`unknown`"), "{nonsense}");
+        // Releases after 0.19 that were run (0.22.2) or read are served.
+        assert!(check(&target(Some("0.22.2"), site)).is_ok());
+        let stampless = check(&target(Some("0.0.0"), site)).unwrap_err().to_string();
+        assert!(stampless.contains("install-stamp.json"), "{stampless}");
         let none = check(&target(None, site)).unwrap_err().to_string();
         assert!(none.contains("no hermes-agent"), "{none}");
         let nix = check(&target(
@@ -259,6 +290,90 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(nix.contains("NixOS") && nix.contains("nix expr"), "{nix}");
+    }
+
+    /// An upstream source install as Hermes's installer lays it out since September 2026: the
+    /// checkout on `sys.path` through a `.pth` line (an editable install), its distribution
+    /// saying `0.0.0`, the release in `install-stamp.json` beside the code.
+    #[test]
+    fn a_source_install_s_release_is_read_as_hermes_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let venv = dir.path().join("venv");
+        let made = std::process::Command::new("python3")
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&venv)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let python = venv.join("bin/python");
+        let site = inspect(&python).unwrap();
+        assert_eq!(site.hermes, None, "a venv without Hermes");
+        let checkout = dir.path().join("hermes-agent");
+        std::fs::create_dir_all(checkout.join("hermes_cli")).unwrap();
+        std::fs::write(
+            checkout.join("hermes_cli/__init__.py"),
+            "raise SystemExit('imported')\n",
+        )
+        .unwrap();
+        let dist = site.site_packages.join("hermes_agent-0.0.0.dist-info");
+        std::fs::create_dir_all(&dist).unwrap();
+        std::fs::write(
+            dist.join("METADATA"),
+            "Metadata-Version: 2.1\nName: hermes-agent\nVersion: 0.0.0\n",
+        )
+        .unwrap();
+        std::fs::write(
+            site.site_packages
+                .join("__editable__.hermes_agent-0.0.0.pth"),
+            format!("{}\n", checkout.display()),
+        )
+        .unwrap();
+        let version = || inspect(&python).unwrap().hermes.unwrap();
+        // No stamp, no checkout tags: only the distribution's placeholder.
+        assert_eq!(version(), "0.0.0");
+        let stamp = |commit: &str| {
+            std::fs::write(
+                checkout.join("install-stamp.json"),
+                format!(
+                    r#"{{"schemaVersion": 2, "commit": "{commit}", "source": "build", "updateMechanism": "self", "baseVersion": "0.23.5", "displayVersion": "0.23.5"}}"#
+                ),
+            )
+            .unwrap();
+        };
+        stamp(&"a".repeat(40));
+        assert_eq!(version(), "0.23.5", "the stamp names the release");
+        // An all-zero commit is a placeholder stamp: Hermes asks git, and so do we.
+        stamp(&"0".repeat(40));
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
+                .args(args)
+                .current_dir(&checkout)
+                .output()
+                .unwrap();
+            assert!(ok.status.success(), "{ok:?}");
+        };
+        git(&["init", "-q"]);
+        git(&["add", "hermes_cli"]);
+        git(&["commit", "-q", "-m", "release"]);
+        git(&["tag", "v0.23.4"]);
+        git(&["tag", "v0.24.0-rc1"]);
+        assert_eq!(
+            version(),
+            "0.23.4",
+            "the newest stable tag merged into HEAD"
+        );
+        // Nothing of it was imported (hermes_cli's __init__ would have exited).
+        // Served, with the warning that no release this new was run or read.
+        let warning = check(&inspect(&python).unwrap()).unwrap().unwrap();
+        assert!(warning.contains("Hermes 0.23.4 is newer"), "{warning}");
     }
 
     #[test]

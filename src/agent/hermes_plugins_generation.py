@@ -43,6 +43,7 @@ LLM_CAPABILITIES = {
     "llm.model_override": "allow_model_override",
     "llm.agent_id_override": "allow_agent_id_override",
     "llm.profile_override": "allow_profile_override",
+    "llm.task_override": "allow_task_override",  # Hermes 0.22 (agent/plugin_llm.py _TrustPolicy)
 }
 
 
@@ -193,8 +194,11 @@ _HOOKED = (
     "hermes_cli.plugins",
     "agent.plugin_llm",
     "providers",
+    "plugins.plugin_loader",
     "plugins.memory",
     "plugins.cron_providers",
+    "plugins.context_engine",
+    "plugins.computer_use",
 )
 
 
@@ -346,12 +350,19 @@ class _PatchingLoader:
             _patch_llm(module, plan)
         elif name == "providers":
             _patch_model_providers(module, plan, self._hook.environ)
+        elif name == "plugins.plugin_loader":
+            _patch_plugin_loader(module, plan, self._hook.environ)
         else:
             _patch_flat_providers(module, plan, self._hook.environ)
 
 
 def _hermes_version():
     """The installed ``hermes-agent`` version, for messages ("unknown" when not installed)."""
+    try:
+        # Hermes 0.22+: ``hermes_cli.__version__`` reads the install stamp (hermes_cli/__init__.py).
+        return str(sys.modules["hermes_cli"].__version__)
+    except Exception:
+        pass
     try:
         from importlib.metadata import version
 
@@ -404,15 +415,20 @@ def _patch_plugins(module, plan, environ):
         scan_directory = discovery.scan_directory
 
         def _collect_directory_manifests(self, *args, **kwargs):
-            manifests = [
-                m for m in collect(self, *args, **kwargs) if getattr(m, "source", None) != "user"
-            ]
+            found = collect(self, *args, **kwargs)
             user_dir = discovery.get_hermes_home() / "plugins"
-            return manifests + user_manifests(lambda p: scan_directory(p, "user"), user_dir)
+            ours = user_manifests(lambda p: scan_directory(p, "user"), user_dir)
+            # Same precedence as Hermes (bundled < user < project: later wins on a key).
+            source = lambda m: getattr(m, "source", None)
+            return ([m for m in found if source(m) == "bundled"] + ours
+                    + [m for m in found if source(m) not in ("bundled", "user")])
 
         module.PluginManager._collect_directory_manifests = _collect_directory_manifests
     else:
         _require(module.PluginManager, "_scan_directory")
+    if hasattr(module.PluginManager, "_scan_directory"):
+        # 0.13-0.19: the discovery path. 0.22: still what ``hermes plugins doctor <id>``
+        # (hermes_cli/plugin_dev.py) uses to find an installed plugin under <home>/plugins.
         scan = module.PluginManager._scan_directory
 
         def _scan_directory(self, path, source=None, *args, **kwargs):
@@ -459,6 +475,29 @@ def _patch_plugins(module, plan, environ):
         discovery._get_enabled_plugins = _get_enabled_plugins
         discovery._get_disabled_plugins = _get_disabled_plugins
     module.PluginContext.register_tool = _register_tool
+    _patch_capabilities(module, plan)
+
+
+def _patch_capabilities(module, plan):
+    """Hermes 0.22 gates capabilities (``tools.override``, ``gateway.platform_actions``,
+    ``ctx.has_capability``) through ``hermes_cli.plugin_capabilities.plugin_capability_granted``,
+    which ``hermes_cli.plugins`` imports by name: a plugin the generation manages keeps a
+    capability only if the profile granted it in the generation too."""
+    capabilities = sys.modules.get("hermes_cli.plugin_capabilities")
+    if capabilities is None or not hasattr(capabilities, "plugin_capability_granted"):
+        return  # Hermes 0.13 - 0.19: no such module
+    granted = capabilities.plugin_capability_granted
+
+    def plugin_capability_granted(plugin_id, capability, *args, **kwargs):
+        allowed = granted(plugin_id, capability, *args, **kwargs)
+        if allowed and plugin_id in plan.plugins and not plan.granted(plugin_id, capability):
+            return False
+        return allowed
+
+    plugin_capability_granted.__wrapped__ = granted
+    capabilities.plugin_capability_granted = plugin_capability_granted
+    if getattr(module, "plugin_capability_granted", None) is granted:
+        module.plugin_capability_granted = plugin_capability_granted
 
 
 def _check_home(home, plan, environ):
@@ -479,12 +518,18 @@ class _DirView:
     ``view / name`` finds one of them. A name not in the view maps to a path that cannot
     exist, so nothing outside the selection is ever found."""
 
-    def __init__(self, label, entries):
+    def __init__(self, label, entries, keyed=()):
         self._label = label
         self._entries = {}
         for name, path in entries:
             if name not in self._entries and os.path.isdir(path):
                 self._entries[name] = path
+        #: ``view / "memory/notes"``: Hermes joins a configured name to ``<home>/plugins`` as
+        #: it is, so a category key names ``<home>/plugins/<category>/<dir>``.
+        self._keyed = {}
+        for key, path in keyed:
+            if "/" in key and key not in self._keyed and os.path.isdir(path):
+                self._keyed[key] = path
 
     def is_dir(self):
         return True
@@ -498,8 +543,9 @@ class _DirView:
     def __truediv__(self, name):
         from pathlib import Path
 
-        found = self._entries.get(str(name))
-        return found if found is not None else Path(os.devnull, "not-in-generation", str(name))
+        name = str(name).strip("/")
+        found = self._entries.get(name) or self._keyed.get(name)
+        return found if found is not None else Path(os.devnull, "not-in-generation", name)
 
     def __fspath__(self):
         return self._label
@@ -529,40 +575,87 @@ def _managed_dirs(plan, environ):
     return [(k, Path(plan.plugins_dir, *k.split("/"))) for k in plan.allowed(os.environ, env_file)]
 
 
-def _patch_flat_providers(module, plan, environ):
-    """``plugins.memory`` (and ``plugins.cron_providers``, Hermes 0.19+) look for user
-    providers only in flat ``<home>/plugins/<name>/`` directories, the provider's name being
-    the directory's name (``memory.provider: <name>``), and do not read ``plugins.enabled``.
-    Under a generation they see, as if flat: every plugin enabled for the profile, whatever
-    its category (``memory/engram`` is seen as ``engram``), then the profile's ``external``
-    plugins from ``<home>/plugins``. Hermes itself still decides which of them are providers
-    (``_is_memory_provider_dir``) and which one is active.
-
-    Several enabled plugins can end in the same name (``engram`` a tools plugin,
-    ``context_engine/engram``, ``memory/engram``): the view keeps the first, so the loader's
-    own category comes first (``memory/`` for ``plugins.memory``, ``cron_providers/`` for
-    the cron loader), then flat keys, then other categories."""
-    if not hasattr(module, "_get_user_plugins_dir") and not hasattr(module, "_iter_provider_dirs"):
-        return  # some other top-level ``plugins`` package, not Hermes's
-    _require(module, "_get_user_plugins_dir", "_iter_provider_dirs", "find_provider_dir")
+def _flat_view(plan, environ, own):
+    """The generation's plugins as if flat in ``<home>/plugins`` (see
+    :func:`_patch_flat_providers`); ``own`` (``"memory/"``) is the calling loader's category."""
     from pathlib import Path
 
     from hermes_constants import get_hermes_home
 
-    own = module.__name__.rsplit(".", 1)[-1] + "/"
-
     def preference(item):
         key = item[0]
-        return 0 if key.startswith(own) else 1 if "/" not in key else 2
+        return 0 if own and key.startswith(own) else 1 if "/" not in key else 2
 
-    def _get_user_plugins_dir():
-        home_plugins = _home_plugins(get_hermes_home, plan, environ)
-        managed = sorted(_managed_dirs(plan, environ), key=preference)
-        entries = [(_leaf(k), p) for k, p in managed]
-        entries += [(n, Path(home_plugins, n)) for n in plan.external if "/" not in n]
-        return _DirView(plan.plugins_dir, entries)
+    home_plugins = _home_plugins(get_hermes_home, plan, environ)
+    managed = sorted(_managed_dirs(plan, environ), key=preference)
+    entries = [(_leaf(k), p) for k, p in managed]
+    entries += [(n, Path(home_plugins, n)) for n in plan.external if "/" not in n]
+    keyed = list(managed) + [
+        (n, Path(home_plugins, *n.split("/"))) for n in plan.external if "/" in n
+    ]
+    return _DirView(plan.plugins_dir, entries, keyed)
 
-    module._get_user_plugins_dir = _get_user_plugins_dir
+
+def _patch_flat_providers(module, plan, environ):
+    """The category loaders -- ``plugins.memory``, ``plugins.cron_providers`` (0.19+),
+    ``plugins.context_engine`` and ``plugins.computer_use`` (0.22) -- look for user providers
+    only in flat ``<home>/plugins/<name>/`` directories, the provider's name being the
+    directory's name (``memory.provider: <name>``; a configured ``memory/notes`` is joined to
+    ``<home>/plugins`` as it is), and do not read ``plugins.enabled``. Under a generation they
+    see, as if flat: every plugin enabled for the profile, whatever its category
+    (``memory/engram`` is seen as ``engram``, and found as ``memory/engram`` too), then the
+    profile's ``external`` plugins from ``<home>/plugins``. Hermes itself still decides which
+    of them are providers (``_is_memory_provider_dir``) and which one is active.
+
+    Several enabled plugins can end in the same name (``engram`` a tools plugin,
+    ``context_engine/engram``, ``memory/engram``): the view keeps the first, so the loader's
+    own category comes first (``memory/`` for ``plugins.memory``, ``cron_providers/`` for
+    the cron loader), then flat keys, then other categories.
+
+    0.13 - 0.19 (and ``plugins.memory`` in 0.22): the module's own ``_get_user_plugins_dir``.
+    0.22: ``cron_providers``, ``context_engine`` and ``computer_use`` call
+    ``plugins.plugin_loader.user_plugins_dir()`` at call time (:func:`_patch_plugin_loader`)."""
+    own = module.__name__.rsplit(".", 1)[-1] + "/"
+    if hasattr(module, "_get_user_plugins_dir"):
+        _require(module, "_get_user_plugins_dir", "_iter_provider_dirs", "find_provider_dir")
+
+        def _get_user_plugins_dir():
+            return _flat_view(plan, environ, own)
+
+        _get_user_plugins_dir._hermes_plugins_view = True
+        module._get_user_plugins_dir = _get_user_plugins_dir
+        return
+    loader = getattr(module, "_loader", None)
+    if getattr(loader, "__name__", None) == "plugins.plugin_loader":
+        if not getattr(getattr(loader, "user_plugins_dir", None), "_hermes_plugins_view", False):
+            raise GenerationError(
+                "hermes-plugins does not know Hermes %s (%s reads <home>/plugins through a "
+                "plugins.plugin_loader it could not patch)" % (_hermes_version(), module.__name__)
+            )
+        return
+    if hasattr(module, "_iter_provider_dirs"):
+        _require(module, "_get_user_plugins_dir")
+    # Otherwise: no user directory here (0.19's plugins.context_engine), or not Hermes's.
+
+
+def _patch_plugin_loader(module, plan, environ):
+    """Hermes 0.22's ``plugins/plugin_loader.py``: ``user_plugins_dir()`` is ``<home>/plugins``
+    for every category loader (``plugins.memory`` binds it at import as
+    ``_get_user_plugins_dir``; the others call it through the module). Under a generation it
+    is the view of :func:`_patch_flat_providers`, its own category first for the loader that
+    calls it."""
+    _require(module, "user_plugins_dir", "iter_plugin_dirs")
+
+    def user_plugins_dir():
+        try:
+            caller = sys._getframe(1).f_globals.get("__name__") or ""
+        except Exception:
+            caller = ""
+        own = caller.rsplit(".", 1)[-1] + "/" if caller.startswith("plugins.") else ""
+        return _flat_view(plan, environ, own)
+
+    user_plugins_dir._hermes_plugins_view = True
+    module.user_plugins_dir = user_plugins_dir
 
 
 def _is_model_provider(key, path):
@@ -617,6 +710,17 @@ def _patch_model_providers(module, plan, environ):
         return _DirView(os.path.join(plan.plugins_dir, "model-providers"), entries)
 
     module._user_plugins_dir = _user_plugins_dir
+    if hasattr(module, "_installed_plugins_dir"):
+        # Hermes 0.22 (providers/__init__.py ``_scan_home_layer``) also imports every flat
+        # ``<home>/plugins/<dir>`` declaring ``kind: model-provider``: the generation's are in
+        # the view above already, so only the profile's flat external ones are left there.
+        def _installed_plugins_dir():
+            home_plugins = _home_plugins(get_hermes_home, plan, environ)
+            entries = [(k, Path(home_plugins, k)) for k in plan.external if "/" not in k]
+            view = _DirView(home_plugins, entries)
+            return view if view._entries else None
+
+        module._installed_plugins_dir = _installed_plugins_dir
 
 
 def _patch_llm(module, plan):
@@ -843,15 +947,21 @@ def _namespace_arguments(args):
     another entry point)."""
     action = getattr(args, "plugins_action", None)
     words = ["plugins", action]
-    target = getattr(args, "identifier", None) or getattr(args, "name", None)
+    target = (getattr(args, "identifier", None) or getattr(args, "name", None)
+              or getattr(args, "path", None))  # 0.22: ``hermes plugins validate PATH``
     if target:
         words.append(target)
+    if isinstance(getattr(args, "ref", None), str):  # 0.22: ``install --ref SHA``
+        words += ["--ref", args.ref]
     for attribute, flag in (
         ("force", "--force"),
         ("enable", "--enable"),
         ("no_enable", "--no-enable"),
         ("allow_tool_override", "--allow-tool-override"),
         ("no_allow_tool_override", "--no-allow-tool-override"),
+        ("yes_deps", "--yes-deps"),  # 0.22 install
+        ("no_deps", "--no-deps"),
+        ("allow_removed", "--allow-removed"),
     ):
         if getattr(args, attribute, False) is True:
             words.append(flag)
@@ -874,7 +984,9 @@ def _patch_plugins_cmd(module, hook):
             if arguments is not None:
                 _run_tool(hook, arguments)
         result = command(args)
-        if action is None and _published(os.environ) is not None:
+        edits_selection = action is None or (
+            action == "pack" and getattr(args, "pack_action", None) == "install")
+        if edits_selection and _published(os.environ) is not None:
             _run_tool(hook, ["sync"])
         return result
 

@@ -124,7 +124,9 @@ fn report(global: &GlobalArgs, operation: &str, target: &Target, changes: &[acti
 pub fn activate(args: &ActivateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
     let python = interpreter(args, global)?;
     let target = activate::inspect(&python).map_err(failure)?;
-    activate::check(&target).map_err(failure)?;
+    if let Some(warning) = activate::check(&target).map_err(failure)? {
+        global.printer.warning(&warning);
+    }
     let binary = std::env::current_exe()
         .map_err(|e| CliError::environment(format!("cannot tell where this binary is: {e}")))?;
     let changes = activate::activate(&target, &binary).map_err(failure)?;

@@ -35,12 +35,27 @@ pub struct Param {
     pub default: bool,
 }
 
+/// Where a version's facts come from (docs/integration.md, "Hermes releases").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The `hermes-agent` wheel on PyPI.
+    Pypi,
+    /// A packaging fork's wheel on PyPI whose plugin code is upstream's (0.22.2).
+    Fork,
+    /// Upstream source at a commit, read, not run.
+    Read,
+}
+
 /// The plugin API of one Hermes version.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ApiVersion {
     /// `0.19.0`, or `main`.
     #[serde(default = "main_label")]
     pub version: String,
+    /// Where it was taken from.
+    #[serde(default = "read")]
+    pub source: Source,
     /// Public methods of `PluginContext` and their parameters.
     pub methods: BTreeMap<String, Vec<Param>>,
     /// Public properties and attributes.
@@ -53,6 +68,10 @@ pub struct ApiVersion {
 
 fn main_label() -> String {
     "main".to_string()
+}
+
+fn read() -> Source {
+    Source::Read
 }
 
 #[derive(Debug, Deserialize)]
@@ -251,7 +270,14 @@ mod tests {
         let all: Vec<&str> = versions().iter().map(|v| v.version.as_str()).collect();
         assert_eq!(all.first(), Some(&"0.13.0"));
         assert!(all.contains(&"0.19.0"));
-        assert_eq!(latest_release().version, "0.19.0");
+        // 0.22.2 from the packaging fork on PyPI, after the last PyPI release and before main.
+        assert_eq!(latest_release().version, "0.22.2");
+        assert_eq!(latest_release().source, Source::Fork);
+        assert_eq!(all.last(), Some(&"main"));
+        assert_eq!(versions()[0].source, Source::Pypi);
+        // register_memory_provider is on PluginContext from 0.22 (a no-op there).
+        assert!(method("0.19.0", "register_memory_provider").is_empty());
+        assert!(!method("0.22.2", "register_memory_provider").is_empty());
         // register_middleware arrived in 0.17.0.
         assert!(method("0.16.0", "register_middleware").is_empty());
         assert!(!method("0.17.0", "register_middleware").is_empty());

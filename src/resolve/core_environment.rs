@@ -47,7 +47,13 @@ const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
 /// Run with `-I` in the installed Hermes's interpreter: the stamps of what the answer depends
 /// on, taken first, then `hermes-agent`'s version and Requires-Dist and every installed
 /// distribution.
-const SCRIPT: &str = r#"
+static SCRIPT: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("{}\n{}", crate::interpreter::HERMES_VERSION, FACTS));
+
+/// The question itself, after [`crate::interpreter::HERMES_VERSION`]: the version is the
+/// release Hermes reports (its install stamp where the distribution says `0.0.0`), and the
+/// files that answer depends on are stamped like the `sys.path` directories.
+const FACTS: &str = r#"
 import json, os, sys
 from importlib import metadata
 
@@ -61,13 +67,16 @@ def stamp(path):
 stamps = [[p, stamp(p)] for p in sys.path]
 cfg = os.path.join(sys.prefix, "pyvenv.cfg")
 stamps.append([cfg, stamp(cfg)])
-try:
-    dist = metadata.distribution("hermes-agent")
-except metadata.PackageNotFoundError:
+found = hermes_version()
+if found is None:
     print(json.dumps({"stamps": stamps, "error": "hermes-agent is not installed in this interpreter's environment"}))
 else:
+    # Stamped before the answer that counts is read, as the directories are.
+    stamps.extend([p, stamp(p)] for p in found["files"])
+    found = hermes_version()
+    dist = metadata.distribution("hermes-agent")
     installed = sorted({(d.metadata["Name"], d.version) for d in metadata.distributions() if d.metadata["Name"]})
-    print(json.dumps({"stamps": stamps, "version": dist.version, "requires": dist.requires or [], "installed": installed}))
+    print(json.dumps({"stamps": stamps, "version": found["version"], "requires": dist.requires or [], "installed": installed}))
 "#;
 
 /// What the interpreter said about its environment.
@@ -132,7 +141,7 @@ pub fn query(python: &Path, cache: Option<&Path>) -> Result<(Facts, Answered), S
     // Stamped before the interpreter runs, for the same reason as the directories.
     let settled_before = now_ns().saturating_sub(SETTLED.as_nanos() as i64);
     let interpreter = interpreter_stamps(python);
-    let printed: Printed = crate::interpreter::ask(python, SCRIPT, &[])?;
+    let printed: Printed = crate::interpreter::ask(python, &SCRIPT, &[])?;
     if let Some(error) = printed.error {
         return Err(error);
     }

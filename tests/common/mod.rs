@@ -195,8 +195,41 @@ pub fn follows_its_schema(doc: &Value, exit: Option<i32>) -> String {
     file.to_string()
 }
 
+/// The Hermes release `python` runs (its `hermes-agent` distribution's version: the releases
+/// the tests run, 0.19.0 from PyPI and 0.22.2 from `../shared/hermes/make-hermes-venv.sh`,
+/// both name it so).
+pub fn hermes_release(python: &std::path::Path) -> String {
+    let out = std::process::Command::new(python)
+        .args([
+            "-I",
+            "-c",
+            "from importlib.metadata import version; print(version('hermes-agent'))",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Whether `python`'s Hermes ships `module` in its environment (0.19.0's requirements bring
+/// PyYAML; 0.22.2's do not).
+pub fn hermes_has_module(python: &std::path::Path, module: &str) -> bool {
+    std::process::Command::new(python)
+        .args([
+            "-I",
+            "-c",
+            &format!(
+                "import importlib.util, sys; sys.exit(importlib.util.find_spec({module:?}) is None)"
+            ),
+        ])
+        .status()
+        .unwrap()
+        .success()
+}
+
 /// The interpreter of a venv with `hermes-agent==0.19.0` (and so python-dotenv, both from
-/// PyPI): `HERMES_PLUGINS_HERMES_PYTHON`; `None` skips what needs it, unless
+/// PyPI) or another release (CI runs the agent tests again with 0.22.2):
+/// `HERMES_PLUGINS_HERMES_PYTHON`; `None` skips what needs it, unless
 /// `HERMES_PLUGINS_REQUIRE_HERMES=1` (CI), which makes its absence a failure.
 pub fn hermes_python() -> Option<PathBuf> {
     match std::env::var_os("HERMES_PLUGINS_HERMES_PYTHON") {

@@ -2,10 +2,11 @@
 """An unmodified Hermes from PyPI uses hermes-plugins with no wrapper (issue 27's acceptance).
 
     python3 tests/hermes-without-wrapper/run.py --bin target/release/hermes-plugins \\
-        [--hermes 0.19.0] [--runs 15] [--keep]
+        [--hermes 0.19.0] [--make-venv ../shared/hermes/make-hermes-venv.sh] [--runs 15] [--keep]
 
 In a fresh venv, ``pip install hermes-agent==VERSION`` (from PyPI; pip's cache makes a second
-run quick), its ``bin`` first on PATH as a user's would be, a fresh ``HERMES_HOME``, and never
+run quick) — or, with ``--make-venv SCRIPT``, the venv ``SCRIPT VERSION VENV`` makes (the shared
+script that installs a release PyPI's ``hermes-agent`` does not have, such as 0.22.2), its ``bin`` first on PATH as a user's would be, a fresh ``HERMES_HOME``, and never
 ``hermes-plugins exec``:
 
 1. ``hermes --version`` start-up without the hook (median of ``--runs``), and ``hermes plugins
@@ -153,6 +154,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, type=Path)
     parser.add_argument("--hermes", default="0.19.0")
+    parser.add_argument("--make-venv", type=Path,
+                        help="a script run as `SCRIPT VERSION VENV` that makes the Hermes venv")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
@@ -178,11 +181,15 @@ def scenario(binary: Path, args, work: Path) -> int:
     venv = work / "venv"
     home = work / "home"
     home.mkdir()
-    print("== hermes-agent %s from PyPI in a fresh venv" % args.hermes)
     started = time.monotonic()
-    run([sys.executable, "-m", "venv", venv], os.environ)
-    run([venv / "bin/pip", "install", "--quiet", "--disable-pip-version-check",
-         "hermes-agent==%s" % args.hermes], os.environ)
+    if args.make_venv:
+        print("== hermes-agent %s in a fresh venv (%s)" % (args.hermes, args.make_venv))
+        run(["bash", args.make_venv, args.hermes, venv], os.environ)
+    else:
+        print("== hermes-agent %s from PyPI in a fresh venv" % args.hermes)
+        run([sys.executable, "-m", "venv", venv], os.environ)
+        run([venv / "bin/pip", "install", "--quiet", "--disable-pip-version-check",
+             "hermes-agent==%s" % args.hermes], os.environ)
     print("  installed in %.0f s" % (time.monotonic() - started))
     python = venv / "bin/python"
     hermes = venv / "bin/hermes"
