@@ -81,6 +81,9 @@ def sources(version: str, work: Path) -> tuple[str, str | None, dict]:
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         memory = "plugins/memory/__init__.py"
+        files = {n: z.read(n).decode("utf-8") for n in names if n.startswith("hermes_cli/")
+                 and n.endswith(".py")}
+        origin["read"] = lambda module: files[module.replace(".", "/") + ".py"]
         return (
             z.read("hermes_cli/plugins.py").decode("utf-8"),
             z.read(memory).decode("utf-8") if memory in names else None,
@@ -96,12 +99,15 @@ def read_sources(directory: Path) -> tuple[str, str | None, dict]:
     return (
         (directory / "hermes_cli" / "plugins.py").read_text(encoding="utf-8"),
         memory.read_text(encoding="utf-8") if memory.exists() else None,
-        {"source": "read", "commit": commit.read_text().strip() if commit.exists() else None},
+        {"source": "read", "commit": commit.read_text().strip() if commit.exists() else None,
+         "read": lambda module: (directory / (module.replace(".", "/") + ".py")).read_text(
+             encoding="utf-8")},
     )
 
 
 def release_entry(version: str, plugins: str, memory: str | None, origin: dict) -> dict:
-    api = api_of(plugins)
+    read = origin.pop("read", None)
+    api = api_of(plugins, read=read)
     entry = {"version": version, **origin, **api}
     # Memory providers (kind `exclusive`) are loaded by plugins/memory with a collector of
     # its own, not PluginContext.
@@ -138,7 +144,10 @@ def is_property(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
-def api_of(source: str, class_name: str = "PluginContext") -> dict:
+def api_of(source: str, class_name: str = "PluginContext", read=None) -> dict:
+    """``read(module)`` gives another module's source (``hermes_cli.plugins_content``), for
+    methods a class body imports (0.22: ``from hermes_cli.plugins_content import register_skill``
+    inside ``class PluginContext``)."""
     tree = ast.parse(source)
     cls = next(
         (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name),
@@ -149,6 +158,16 @@ def api_of(source: str, class_name: str = "PluginContext") -> dict:
     methods: dict[str, list[dict]] = {}
     properties: list[str] = []
     for node in cls.body:
+        if isinstance(node, ast.ImportFrom) and node.module and read is not None:
+            imported = ast.parse(read(node.module))
+            for alias in node.names:
+                fn = next((n for n in imported.body
+                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           and n.name == alias.name), None)
+                name = alias.asname or alias.name
+                if fn is not None and not name.startswith("_"):
+                    methods[name] = params_of(fn)
+            continue
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         if node.name.startswith("_"):

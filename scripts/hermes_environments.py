@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates src/known/hermes_environments.json: what a plugin of each Hermes release can import
-without declaring it — the top-level modules of a real Hermes install of that release (its
+without declaring it — the standard library of its Python, and the top-level modules of a real Hermes install of that release (its
 site-packages: Hermes's own packages and every distribution its requirements brought), for the
 per-release import judgement of ``validate`` (a plugin importing ``yaml`` loads on 0.19.0, whose
 requirements bring PyYAML, and fails on 0.22.2, whose do not).
@@ -41,7 +41,8 @@ modules = sorted({m.name for m in pkgutil.iter_modules(paths)
 dists = sorted({"%s==%s" % (d.metadata["Name"], d.version) for d in metadata.distributions()
                 if d.metadata["Name"]})
 print(json.dumps({"python": "%d.%d" % sys.version_info[:2], "modules": modules,
-                  "distributions": dists}))
+                  "distributions": dists,
+                  "stdlib": sorted(set(sys.stdlib_module_names) | set(sys.builtin_module_names))}))
 """
 
 
@@ -69,7 +70,8 @@ def main() -> int:
     if args.check:
         releases = current["releases"]
         ok = list(releases) == sorted(releases, key=version_key) and all(
-            r["modules"] == sorted(r["modules"]) for r in releases.values())
+            r["modules"] == sorted(r["modules"]) and r["python"] in current.get("stdlib", {})
+            for r in releases.values())
         print("ok" if ok else f"{OUT} is not as the script writes it", file=sys.stderr)
         return 0 if ok else 1
     venvs: dict[str, Path] = {}
@@ -87,9 +89,12 @@ def main() -> int:
             venvs[version] = venv
         for version, venv in venvs.items():
             entry = listed(venv)
+            # The standard library's modules, once per Python version (every release's own).
+            current.setdefault("stdlib", {})[entry["python"]] = entry.pop("stdlib")
             current["releases"][version] = entry
             print(f"{version}: Python {entry['python']}, {len(entry['modules'])} modules, "
                   f"{len(entry['distributions'])} distributions", file=sys.stderr)
+    current["stdlib"] = dict(sorted(current.get("stdlib", {}).items()))
     current["releases"] = dict(sorted(current["releases"].items(), key=lambda kv: version_key(kv[0])))
     OUT.write_text(json.dumps(current, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {OUT}", file=sys.stderr)

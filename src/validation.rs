@@ -284,6 +284,23 @@ pub fn package_report(p: &LoadedPackage, outcome: Outcome, strict: bool) -> Pack
             loads_on: outcome.compatibility.loads_on,
             first: outcome.compatibility.first,
             needs_newer: outcome.compatibility.needs_newer,
+            loads: outcome.compatibility.loads,
+            why_not: outcome
+                .compatibility
+                .why_not
+                .into_iter()
+                .map(|(version, reasons)| {
+                    let reasons = reasons
+                        .into_iter()
+                        .map(|r| report::LoadReason {
+                            check: r.check,
+                            message: r.message,
+                        })
+                        .collect();
+                    (version, reasons)
+                })
+                .collect(),
+            rejected: outcome.compatibility.rejected,
         }),
         python_dependencies,
         skill_namespace,

@@ -16,18 +16,19 @@ use std::str::FromStr;
 use serde::Serialize;
 use uv_pep440::{Version, VersionSpecifiers};
 
-use crate::diag::{CheckId, Diagnostic, did_you_mean};
+use crate::diag::{CheckId, Diagnostic, Gate, Severity, did_you_mean};
 use crate::known::api::{self, ApiVersion, CallProblem};
+use crate::known::releases::{self, Release};
 use crate::package::manifest::Kind;
 use crate::package::{Content, LoadedPackage};
 
 use super::static_py::StaticAnalysis;
-use super::static_py::registrations::CtxCall;
+use super::static_py::registrations::{CtxCall, RegKind};
 
-/// The Hermes versions a package loads on.
+/// Where a package loads: a verdict for every known Hermes version, with the reasons.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Compatibility {
-    /// Versions (`0.17.0`, …, `main`) on which every ctx call fits, oldest first.
+    /// Versions (`0.17.0`, …, `main`) on which it loads, oldest first.
     pub loads_on: Vec<String>,
     /// The oldest of them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -35,31 +36,48 @@ pub struct Compatibility {
     /// Features no release reads yet (they need a Hermes newer than the latest release).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub needs_newer: Vec<String>,
+    /// Every known version: whether the package loads there.
+    pub loads: BTreeMap<String, bool>,
+    /// For each version it does not load on: why, as that release's loader would fail.
+    pub why_not: BTreeMap<String, Vec<Reason>>,
+    /// For each version: registrations its loader rejects one by one while the rest of the
+    /// plugin loads (a tool named like one of that release's built-ins).
+    pub rejected: BTreeMap<String, Vec<String>>,
+}
+
+/// Why a package does not load on one version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reason {
+    /// The check that says so (`loadable`, `ctx-call`, `imports`, `requires-hermes`, …).
+    pub check: String,
+    /// For people.
+    pub message: String,
+}
+
+impl Reason {
+    fn new(check: &str, message: String) -> Reason {
+        Reason {
+            check: check.to_string(),
+            message,
+        }
+    }
+
+    /// The check id of reasons that only an environment decides: a module neither the
+    /// release's reference install nor the declared dependencies provide. A real installed
+    /// core may have it (the interpreter is asked at install instead).
+    pub const IMPORTS: &'static str = "imports";
 }
 
 impl Compatibility {
     /// One line for people: `loads on Hermes 0.17.0 – 0.19.0, main`.
     pub fn summary(&self) -> String {
-        let releases: Vec<&str> = self
-            .loads_on
-            .iter()
-            .map(String::as_str)
-            .filter(|v| *v != "main")
-            .collect();
-        let mut parts = Vec::new();
-        match releases.as_slice() {
-            [] => {}
-            [one] => parts.push((*one).to_string()),
-            [first, .., last] if contiguous(first, last, releases.len()) => {
-                parts.push(format!("{first} – {last}"));
-            }
-            many => parts.push(many.join(", ")),
-        }
-        if self.loads_on.iter().any(|v| v == "main") {
-            parts.push("main".into());
-        }
+        let versions: Vec<&str> = self.loads_on.iter().map(String::as_str).collect();
+        let parts = api::ranges(&versions);
         let mut line = if parts.is_empty() {
-            "loads on no known Hermes".to_string()
+            match self.common_reason() {
+                Some(reason) => format!("loads on no Hermes: {}", reason.message),
+                None => "loads on no known Hermes".to_string(),
+            }
         } else {
             format!("loads on Hermes {}", parts.join(", "))
         };
@@ -72,21 +90,29 @@ impl Compatibility {
         }
         line
     }
-}
 
-/// Whether `count` releases from `first` to `last` are every release in between.
-fn contiguous(first: &str, last: &str, count: usize) -> bool {
-    let all: Vec<&str> = api::versions()
-        .iter()
-        .map(|v| v.version.as_str())
-        .filter(|v| *v != "main")
-        .collect();
-    match (
-        all.iter().position(|v| *v == first),
-        all.iter().position(|v| *v == last),
-    ) {
-        (Some(a), Some(b)) => b >= a && b - a + 1 == count,
-        _ => false,
+    /// The versions it loads on, counting a version it misses only for imports as loading
+    /// (what install records: there the real interpreter is asked which modules it has).
+    pub fn loads_on_without_imports(&self) -> Vec<String> {
+        api::versions()
+            .iter()
+            .map(|v| &v.version)
+            .filter(|version| {
+                self.loads.get(*version) == Some(&true)
+                    || self
+                        .why_not
+                        .get(*version)
+                        .is_some_and(|reasons| reasons.iter().all(|r| r.check == Reason::IMPORTS))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The first reason every version shares (a load-gate error), if any.
+    fn common_reason(&self) -> Option<&Reason> {
+        let mut all = self.why_not.values();
+        let first = all.next()?.first()?;
+        all.all(|reasons| reasons.contains(first)).then_some(first)
     }
 }
 
@@ -169,33 +195,119 @@ fn version_list(versions: &[&str]) -> String {
     versions.join(", ")
 }
 
-/// Checks every ctx call of a native package and works out where it loads; portable packages
-/// load only where `plugin.json` is read.
+/// The verdicts being worked out: which versions (indices into [`api::versions`]) the package
+/// still loads on, and why not where it does not.
+struct Verdicts {
+    all: Vec<&'static ApiVersion>,
+    loads: BTreeSet<usize>,
+    why_not: BTreeMap<usize, Vec<Reason>>,
+    rejected: BTreeMap<usize, Vec<String>>,
+}
+
+impl Verdicts {
+    fn new() -> Verdicts {
+        let all: Vec<&'static ApiVersion> = api::versions().iter().collect();
+        Verdicts {
+            loads: (0..all.len()).collect(),
+            all,
+            why_not: BTreeMap::new(),
+            rejected: BTreeMap::new(),
+        }
+    }
+
+    /// Version `i` does not load, for `reason` (said once per version).
+    fn fail(&mut self, i: usize, reason: Reason) {
+        self.loads.remove(&i);
+        let reasons = self.why_not.entry(i).or_default();
+        if !reasons.contains(&reason) {
+            reasons.push(reason);
+        }
+    }
+
+    /// Every version whose release facts `fails` does not load, for `reason`.
+    fn fail_where(&mut self, fails: impl Fn(&Release) -> bool, reason: Reason) {
+        for i in 0..self.all.len() {
+            if releases::release(&self.all[i].version).is_some_and(&fails) {
+                self.fail(i, reason.clone());
+            }
+        }
+    }
+
+    fn finish(self, needs_newer: Vec<String>) -> Compatibility {
+        let name = |i: &usize| self.all[*i].version.clone();
+        let loads_on: Vec<String> = self.loads.iter().map(name).collect();
+        Compatibility {
+            first: loads_on.first().cloned(),
+            loads_on,
+            needs_newer,
+            loads: (0..self.all.len())
+                .map(|i| (name(&i), self.loads.contains(&i)))
+                .collect(),
+            why_not: self
+                .why_not
+                .iter()
+                .map(|(i, r)| (name(i), r.clone()))
+                .collect(),
+            rejected: self
+                .rejected
+                .iter()
+                .map(|(i, r)| (name(i), r.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// Works out, for every known Hermes version, whether the package loads there and why not —
+/// as that release's loader decides (docs/checks.md, "Where a package loads"):
+///
+/// - an error of a load-gate check (`loadable`, `manifest`, `paths`, …) already in `out`: it
+///   loads nowhere;
+/// - every ctx call `register(ctx)` makes, against the version's `PluginContext` (calls that do
+///   not fit are reported here, VAL-21);
+/// - what the version's loader reads: a portable `plugin.json` (0.22+), entry points naming a
+///   function (0.22+), packages without `__init__.py` (main);
+/// - `requires_hermes`, where the loader enforces it (0.22+);
+/// - the modules imported while it loads, where a real install of the release was listed:
+///   each must be in that environment or come with a declared dependency;
+/// - tools named like one of the version's built-ins: that registration is rejected, the rest
+///   loads (`rejected`).
 pub fn check(
     package: &LoadedPackage,
     analysis: Option<&StaticAnalysis>,
     out: &mut Vec<Diagnostic>,
 ) -> Compatibility {
     let latest = api::latest_release();
-    let all: Vec<&'static ApiVersion> = api::versions().iter().collect();
-    let mut loads: BTreeSet<usize> = (0..all.len()).collect();
+    let mut v = Verdicts::new();
     let mut needs_newer = Vec::new();
-    match &package.content {
-        Content::Pip(pip) => {
-            for call in analysis
-                .map(|a| a.registrations.calls.as_slice())
-                .unwrap_or_default()
-            {
-                let fits: BTreeSet<usize> = (0..all.len())
-                    .filter(|i| problem(call, all[*i], Loader::Plugin).is_none())
-                    .collect();
-                report_call(call, &fits, &all, latest, Loader::Plugin, out);
-                loads = loads.intersection(&fits).copied().collect();
+    // A load-gate error (before this check's own): Hermes would not load it anywhere.
+    let gates: Vec<Reason> = out
+        .iter()
+        .filter(|d| d.severity == Severity::Error && d.check.gate() == Gate::Load)
+        .map(|d| {
+            Reason::new(
+                d.check.as_str(),
+                format!("{} ({}:{})", d.message, d.file, d.pos.line),
+            )
+        })
+        .collect();
+    if !gates.is_empty() {
+        for i in 0..v.all.len() {
+            for reason in &gates {
+                v.fail(i, reason.clone());
             }
+        }
+        return v.finish(needs_newer);
+    }
+    let calls: &[CtxCall] = match &package.content {
+        Content::Pip(pip) => {
             if pip.plugins.iter().any(|e| e.object.is_some()) {
-                // The releases' loader calls `register` on the loaded object.
-                loads.retain(|i| all[*i].version == "main");
-                needs_newer.push("entry points naming an object (`module:object`)".into());
+                v.fail_where(
+                    |r| !r.takes_entry_point_objects(),
+                    Reason::new(
+                            CheckId::EntryPoints.as_str(),
+                            "its loader calls `register` on the object an entry point names, and a function has none".to_string(),
+                        ),
+                );
             }
             if !pip.capabilities.is_empty() {
                 needs_newer.push(format!(
@@ -203,15 +315,26 @@ pub fn check(
                     crate::package::pip::CAPABILITIES_GROUP
                 ));
             }
+            analysis
+                .map(|a| a.registrations.calls.as_slice())
+                .unwrap_or_default()
         }
         Content::Portable(_) => {
-            // No release reads plugin.json; upstream main does.
-            loads.retain(|i| all[*i].version == "main");
-            needs_newer.push("portable plugin.json (Agent Plugins v1)".to_string());
+            v.fail_where(
+                |r| !r.reads_plugin_json(),
+                Reason::new(
+                    CheckId::PortableManifest.as_str(),
+                    "its loader does not read plugin.json (Agent Plugins v1)".to_string(),
+                ),
+            );
+            if !v.loads.iter().any(|i| v.all[*i].version != "main") {
+                needs_newer.push("portable plugin.json (Agent Plugins v1)".to_string());
+            }
+            &[]
         }
         Content::Native(native) => {
             if let Some(m) = &native.manifest {
-                if m.manifest_version >= 2 {
+                if m.manifest_version >= 2 && latest.source != api::Source::Fork {
                     needs_newer.push(format!(
                         "manifest_version {} (`hermes plugins install` of {} installs only version 1)",
                         m.manifest_version, latest.version
@@ -227,36 +350,223 @@ pub fn check(
                 .root
                 .as_ref()
                 .is_some_and(|r| r.is_file("__init__.py"));
-            if !has_init && Loader::of(package) == Loader::Plugin {
-                loads.retain(|i| all[*i].version == "main");
-                needs_newer.push("a package without __init__.py".to_string());
-            }
             let loader = Loader::of(package);
-            let calls = match loader {
-                Loader::NoContext => &[][..],
-                _ => analysis
-                    .map(|a| a.registrations.calls.as_slice())
-                    .unwrap_or_default(),
-            };
-            for call in calls {
-                let fits: BTreeSet<usize> = (0..all.len())
-                    .filter(|i| problem(call, all[*i], loader).is_none())
-                    .collect();
-                report_call(call, &fits, &all, latest, loader, out);
-                loads = loads.intersection(&fits).copied().collect();
+            if !has_init && loader == Loader::Plugin {
+                for i in 0..v.all.len() {
+                    if v.all[i].version != "main" {
+                        v.fail(
+                            i,
+                            Reason::new(
+                                CheckId::Loadable.as_str(),
+                                "its loader imports __init__.py, which the package lacks"
+                                    .to_string(),
+                            ),
+                        );
+                    }
+                }
+                needs_newer.push("a package without __init__.py".to_string());
             }
             if let Some(m) = &native.manifest
                 && let Some(spec) = &m.requires_hermes
             {
-                floor(spec, &loads, &all, calls, loader, native_file(package), out);
+                requires_hermes(&spec.value, &mut v);
+            }
+            if let Some(key) = native.duplicate_keys.first() {
+                let file = native.manifest_file.clone();
+                v.fail_where(Release::refuses_duplicate_keys, Reason::new(
+                        CheckId::Manifest.as_str(),
+                        format!("{file} gives `{key}` twice: its loader parses it with ruamel.yaml, which refuses duplicate keys, and skips the plugin"),
+                    ));
+            }
+            if let Some(a) = analysis {
+                imports(a, &native.declarations, &mut v);
+                builtin_tools(a, &mut v);
+            }
+            match loader {
+                Loader::NoContext => &[][..],
+                _ => analysis
+                    .map(|a| a.registrations.calls.as_slice())
+                    .unwrap_or_default(),
+            }
+        }
+    };
+    let loader = match &package.content {
+        Content::Native(_) => Loader::of(package),
+        _ => Loader::Plugin,
+    };
+    for call in calls {
+        let fits: BTreeSet<usize> = (0..v.all.len())
+            .filter(|i| problem(call, v.all[*i], loader).is_none())
+            .collect();
+        report_call(call, &fits, &v.all, latest, loader, out);
+        for i in 0..v.all.len() {
+            if !fits.contains(&i)
+                && let Some(p) = problem(call, v.all[i], loader)
+            {
+                v.fail(
+                    i,
+                    Reason::new(
+                        CheckId::CtxCall.as_str(),
+                        format!(
+                            "{} ({}:{}): register(ctx) raises",
+                            p.describe(&call.method),
+                            call.file,
+                            call.pos.line
+                        ),
+                    ),
+                );
             }
         }
     }
-    let loads_on: Vec<String> = loads.iter().map(|i| all[*i].version.clone()).collect();
-    Compatibility {
-        first: loads_on.first().cloned(),
-        loads_on,
-        needs_newer,
+    if let Content::Native(native) = &package.content
+        && let Some(m) = &native.manifest
+        && let Some(spec) = &m.requires_hermes
+    {
+        floor(
+            spec,
+            &v.loads,
+            &v.all,
+            calls,
+            loader,
+            native_file(package),
+            out,
+        );
+    }
+    v.finish(needs_newer)
+}
+
+/// `requires_hermes` where the release's loader enforces it (0.22+: it skips the plugin).
+fn requires_hermes(spec: &str, v: &mut Verdicts) {
+    let Ok(specifiers) = crate::package::requires_hermes::specifiers(spec) else {
+        return; // requires-hermes reports the syntax
+    };
+    for i in 0..v.all.len() {
+        let version = v.all[i].version.clone();
+        let enforced = releases::release(&version).is_some_and(|r| r.load_gates.requires_hermes);
+        let Ok(parsed) = Version::from_str(&version) else {
+            continue; // main: no release number to compare
+        };
+        if enforced && !specifiers.contains(&parsed) {
+            v.fail(
+                i,
+                Reason::new(
+                    CheckId::RequiresHermes.as_str(),
+                    format!(
+                        "requires_hermes `{spec}` excludes it, and its loader skips the plugin"
+                    ),
+                ),
+            );
+        }
+    }
+}
+
+/// Distribution names whose import name is not the name itself (PyPI's most common).
+const IMPORT_NAMES: &[(&str, &str)] = &[
+    ("attrs", "attr"),
+    ("beautifulsoup4", "bs4"),
+    ("discord-py", "discord"),
+    ("google-genai", "google"),
+    ("google-generativeai", "google"),
+    ("opencv-python", "cv2"),
+    ("opencv-python-headless", "cv2"),
+    ("pillow", "PIL"),
+    ("protobuf", "google"),
+    ("psycopg2-binary", "psycopg2"),
+    ("pycryptodome", "Crypto"),
+    ("pyjwt", "jwt"),
+    ("pymupdf", "fitz"),
+    ("pyserial", "serial"),
+    ("python-dateutil", "dateutil"),
+    ("python-dotenv", "dotenv"),
+    ("python-telegram-bot", "telegram"),
+    ("pyyaml", "yaml"),
+    ("ruamel-yaml", "ruamel"),
+    ("scikit-learn", "sklearn"),
+    ("websocket-client", "websocket"),
+];
+
+/// The modules imported while the plugin loads, per release whose environment was listed:
+/// one that is neither there nor brought by a declared dependency fails the import
+/// (`No module named …`), and so the plugin. A declared dependency whose import name cannot be
+/// told from its name may provide any module: then nothing is judged.
+fn imports(
+    analysis: &StaticAnalysis,
+    declarations: &crate::package::Declarations,
+    v: &mut Verdicts,
+) {
+    let mut provided = Vec::new();
+    for r in &declarations.managed {
+        let name = r.name().as_ref().to_string();
+        let known = IMPORT_NAMES.iter().find(|(dist, _)| *dist == name);
+        match known {
+            Some((_, module)) => provided.push(module.to_string()),
+            None => provided.push(name.replace('-', "_")),
+        }
+    }
+    let unprovided: Vec<&crate::check::static_py::load_imports::LoadImport> = analysis
+        .load_imports
+        .iter()
+        .filter(|i| {
+            !provided
+                .iter()
+                .any(|p| *p == i.top || p.eq_ignore_ascii_case(&i.top))
+        })
+        .collect();
+    // A declared requirement that provides none of the imports under its own name may provide
+    // one under another: not judged.
+    let accounted = declarations.managed.iter().all(|r| {
+        let name = r.name().as_ref().replace('-', "_");
+        IMPORT_NAMES
+            .iter()
+            .any(|(dist, _)| *dist == r.name().as_ref())
+            || analysis
+                .load_imports
+                .iter()
+                .any(|i| i.top.eq_ignore_ascii_case(&name))
+    });
+    if unprovided.is_empty() || !accounted {
+        return;
+    }
+    for i in 0..v.all.len() {
+        let version = v.all[i].version.clone();
+        let Some(env) = releases::release(&version).and_then(|r| r.environment()) else {
+            continue;
+        };
+        for import in &unprovided {
+            if !env.has(&import.top) {
+                v.fail(
+                    i,
+                    Reason::new(
+                        Reason::IMPORTS,
+                        format!(
+                            "imports `{}` ({}:{}), which its environment does not have and the plugin does not declare: No module named '{}'",
+                            import.top, import.file, import.pos.line, import.top
+                        ),
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Tools named like a release's built-ins without `override=True`: that release's loader
+/// rejects the registration and loads the rest.
+fn builtin_tools(analysis: &StaticAnalysis, v: &mut Verdicts) {
+    for s in analysis
+        .registrations
+        .of(RegKind::Tool)
+        .filter(|s| !s.override_builtin)
+    {
+        for i in 0..v.all.len() {
+            let builtin =
+                releases::release(&v.all[i].version).is_some_and(|r| r.is_builtin_tool(&s.name));
+            if builtin {
+                v.rejected.entry(i).or_default().push(format!(
+                    "tool `{}` ({}:{}): a built-in's name",
+                    s.name, s.file, s.pos.line
+                ));
+            }
+        }
     }
 }
 
@@ -443,6 +753,9 @@ mod tests {
                 .collect(),
             first: Some("0.17.0".into()),
             needs_newer: Vec::new(),
+            loads: BTreeMap::new(),
+            why_not: BTreeMap::new(),
+            rejected: BTreeMap::new(),
         };
         assert_eq!(c.summary(), "loads on Hermes 0.17.0 – 0.19.0");
     }

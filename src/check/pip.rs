@@ -79,8 +79,10 @@ pub fn check(
                     &e.file,
                     e.pos,
                     format!(
-                        "entry point `{}` names `{}:{object}`: Hermes 0.19.0 loads that object and calls its `register`, so the object must be the module (or something with a `register` attribute), not the function",
-                        e.name, e.module
+                        "entry point `{}` names `{}:{object}`: Hermes {} load that object and call its `register`, so the object must be the module (or something with a `register` attribute), not the function",
+                        e.name,
+                        e.module,
+                        no_entry_point_objects().join(", ")
                     ),
                 )
                 .value(&e.value)
@@ -158,4 +160,17 @@ pub fn check(
             );
         }
     }
+}
+
+/// The known versions whose loader calls `register` on an entry point's object (a function
+/// has none): up to 0.19.0; 0.22 calls the function.
+fn no_entry_point_objects() -> Vec<String> {
+    let versions: Vec<&str> = crate::known::api::versions()
+        .iter()
+        .map(|v| v.version.as_str())
+        .filter(|v| {
+            crate::known::releases::release(v).is_some_and(|r| !r.takes_entry_point_objects())
+        })
+        .collect();
+    crate::known::api::ranges(&versions)
 }

@@ -193,17 +193,22 @@ pub fn native_findings(
         .capabilities
         .iter()
         .any(|c| c.value == "tools.override");
-    for s in seen
-        .iter()
-        .filter(|s| s.kind == RegKind::Tool && known::BUILTIN_TOOLS.contains(&s.name.as_str()))
-    {
+    for s in seen.iter().filter(|s| s.kind == RegKind::Tool) {
+        let builtin_in = builtin_in(&s.name);
+        if builtin_in.is_empty() {
+            continue;
+        }
         if !s.override_builtin {
             out.push(
-                Diagnostic::error(
+                Diagnostic::warning(
                     CheckId::BuiltinCollisions,
                     &s.file,
                     s.pos,
-                    format!("tool `{}` has the name of a Hermes built-in; without override=True the registration is rejected at load", s.name),
+                    format!(
+                        "tool `{}` has the name of a built-in of Hermes {}: without override=True those releases reject this registration (the rest of the plugin loads)",
+                        s.name,
+                        builtin_in.join(", ")
+                    ),
                 )
                 .value(&s.name)
                 .hint("Rename the tool, or pass override=True and declare `capabilities: [tools.override]` (the user must consent)."),
@@ -467,4 +472,14 @@ fn probe_findings(
             );
         }
     }
+}
+
+/// The known versions (ranges collapsed) whose built-in tools include `name`.
+fn builtin_in(name: &str) -> Vec<String> {
+    let versions: Vec<&str> = crate::known::api::versions()
+        .iter()
+        .map(|v| v.version.as_str())
+        .filter(|v| crate::known::releases::release(v).is_some_and(|r| r.is_builtin_tool(name)))
+        .collect();
+    crate::known::api::ranges(&versions)
 }

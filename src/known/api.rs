@@ -103,6 +103,29 @@ pub fn latest_release() -> &'static ApiVersion {
         .expect("at least one release")
 }
 
+/// `versions` (known versions, in [`versions`] order) for people: each run of three or more
+/// neighbours as `first – last`; `main` as itself.
+pub fn ranges(versions: &[&str]) -> Vec<String> {
+    let position = |v: &str| TABLE.iter().position(|k| k.version == v);
+    let mut runs: Vec<Vec<&str>> = Vec::new();
+    for v in versions {
+        let follows = runs.last().and_then(|run| run.last()).is_some_and(|last| {
+            *v != "main"
+                && matches!((position(last), position(v)), (Some(a), Some(b)) if b == a + 1)
+        });
+        match runs.last_mut() {
+            Some(run) if follows => run.push(v),
+            _ => runs.push(vec![v]),
+        }
+    }
+    runs.into_iter()
+        .flat_map(|run| match run.as_slice() {
+            [first, _, .., last] => vec![format!("{first} – {last}")],
+            other => other.iter().map(|v| v.to_string()).collect(),
+        })
+        .collect()
+}
+
 /// Why a call does not fit a signature (what Python's `TypeError` would say).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallProblem {
@@ -281,6 +304,19 @@ mod tests {
         // register_middleware arrived in 0.17.0.
         assert!(method("0.16.0", "register_middleware").is_empty());
         assert!(!method("0.17.0", "register_middleware").is_empty());
+    }
+
+    #[test]
+    fn ranges_collapse_neighbours() {
+        assert_eq!(
+            ranges(&["0.13.0", "0.14.0", "0.15.0", "0.17.0", "0.18.0", "main"]),
+            ["0.13.0 – 0.15.0", "0.17.0", "0.18.0", "main"]
+        );
+        assert_eq!(
+            ranges(&["0.19.0", "0.22.2", "main"]),
+            ["0.19.0", "0.22.2", "main"]
+        );
+        assert!(ranges(&[]).is_empty());
     }
 
     #[test]

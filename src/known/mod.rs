@@ -3,6 +3,7 @@
 //! screens and documentation all read the same list. [`api`]: the plugin API of every release.
 
 pub mod api;
+pub mod releases;
 
 /// Plugin kinds Hermes understands; anything else is treated as `standalone`.
 pub const KINDS: &[&str] = &[

@@ -25,7 +25,8 @@ pub(super) struct Validated {
     /// The Hermes internals its code rebinds (`no-core-override` targets): Hermes loads it,
     /// so installing it is asked like a capability ([`core_patch_item`]).
     pub(super) core_patches: Vec<String>,
-    /// The Hermes versions every ctx call fits (`compatibility.loads_on`).
+    /// The Hermes versions it loads on as validate judges each release
+    /// (`compatibility.loads_on`), imports aside.
     pub(super) loads_on: Vec<String>,
     /// Outside modules imported while it loads.
     pub(super) load_imports: Vec<LoadImport>,
@@ -240,7 +241,9 @@ pub(super) fn validate(dir: &Path, shown: &str, force: bool) -> Result<Validated
         loaded,
         warnings,
         core_patches,
-        loads_on: outcome.compatibility.loads_on,
+        // Imports are judged at publication against the real core's interpreter
+        // (`unprovided_imports`), not against the release's reference install.
+        loads_on: outcome.compatibility.loads_on_without_imports(),
         load_imports: outcome.analysis.map(|a| a.load_imports).unwrap_or_default(),
         blocking,
     })

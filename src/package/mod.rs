@@ -100,6 +100,9 @@ pub struct NativePackage {
     pub manifest: Option<Manifest>,
     /// Python dependency declarations (MAN-7).
     pub declarations: Declarations,
+    /// Keys the manifest gives twice: PyYAML (Hermes 0.13 – 0.19) keeps the last value,
+    /// ruamel.yaml (0.22's `hermes_yaml`) refuses the file.
+    pub duplicate_keys: Vec<String>,
 }
 
 /// What kind of package was loaded.
@@ -361,6 +364,7 @@ fn outside_package(outside: &Outside) -> LoadedPackage {
             manifest_file: "plugin.yaml".into(),
             manifest: None,
             declarations: Declarations::empty(),
+                    duplicate_keys: Vec::new(),
         })),
         diagnostics: vec![
             Diagnostic::error(
@@ -437,6 +441,7 @@ pub fn load(candidate: &Candidate, mode: Mode) -> LoadedPackage {
                     manifest_file: (*file).to_string(),
                     manifest: None,
                     declarations: Declarations::empty(),
+                    duplicate_keys: Vec::new(),
                 })),
                 ManifestKind::Portable | ManifestKind::PipProject | ManifestKind::Wheel => {
                     Content::Portable(Box::new(PortablePackage {
@@ -565,6 +570,7 @@ fn load_native(
         manifest_file: file.to_string(),
         manifest: None,
         declarations: Declarations::empty(),
+        duplicate_keys: Vec::new(),
     };
     let text = match root.read_text(file, MANIFEST_LIMIT) {
         Ok(t) => t,
@@ -595,11 +601,12 @@ fn load_native(
             return native;
         }
     };
+    native.duplicate_keys = parsed.notes.iter().map(|n| n.value.clone()).collect();
     for note in &parsed.notes {
         out.push(
             Diagnostic::warning(CheckId::Manifest, file, note.pos, note.message.clone())
                 .value(&note.value)
-                .hint("Remove the duplicate key."),
+                .hint("Remove the duplicate key: Hermes 0.22 and later (ruamel.yaml) refuse the whole file."),
         );
     }
     if parsed.root.as_map().is_none() {

@@ -104,6 +104,23 @@ fn render_package(out: &mut String, package: &PackageReport, options: Options, p
         && let Some(c) = &package.compatibility
     {
         out.push_str(&format!("    {}\n", c.summary));
+        if !c.loads_on.is_empty() {
+            for (versions, reasons) in grouped(&c.why_not) {
+                out.push_str(&format!(
+                    "    not on {}: {}\n",
+                    ranges(&versions),
+                    one(&reasons.join("; "))
+                ));
+            }
+        }
+        for (versions, rejected) in grouped(&c.rejected) {
+            out.push_str(&format!(
+                "    {} reject{} one by one (the rest loads): {}\n",
+                ranges(&versions),
+                if versions.len() == 1 { "s" } else { "" },
+                one(&rejected.join("; "))
+            ));
+        }
     }
     if package.accepted
         && let (Some(skills), Some(servers)) = (&package.skills, &package.mcp_servers)
@@ -156,4 +173,25 @@ fn render_finding(out: &mut String, f: &Finding, p: &Paint) {
             lines(hint)
         ));
     }
+}
+
+/// Versions that share the same list, each list once, in the order first seen.
+fn grouped<T: ToString>(
+    per_version: &std::collections::BTreeMap<String, Vec<T>>,
+) -> Vec<(Vec<String>, Vec<String>)> {
+    let mut groups: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    for (version, items) in per_version {
+        let items: Vec<String> = items.iter().map(ToString::to_string).collect();
+        match groups.iter_mut().find(|(_, same)| *same == items) {
+            Some((versions, _)) => versions.push(version.clone()),
+            None => groups.push((vec![version.clone()], items)),
+        }
+    }
+    groups
+}
+
+/// Versions for people, neighbours collapsed (`0.13.0 – 0.19.0, main`).
+fn ranges(versions: &[String]) -> String {
+    let names: Vec<&str> = versions.iter().map(String::as_str).collect();
+    crate::known::api::ranges(&names).join(", ")
 }

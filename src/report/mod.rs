@@ -11,8 +11,9 @@ pub mod sarif;
 
 use serde::{Deserialize, Serialize};
 
-/// Where a package loads: the Hermes versions every call on ctx fits (oldest first; `main` is
-/// upstream's development branch), the oldest, and what needs a newer Hermes than any release.
+/// Where a package loads: a verdict per known Hermes version with the reasons, the versions it
+/// loads on (oldest first; `main` is upstream's development branch), the oldest, and what needs
+/// a newer Hermes than any release.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CompatibilityReport {
     /// Versions it loads on.
@@ -23,8 +24,32 @@ pub struct CompatibilityReport {
     /// Features no release reads yet.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub needs_newer: Vec<String>,
+    /// Every known version: whether the package loads there.
+    #[serde(default)]
+    pub loads: std::collections::BTreeMap<String, bool>,
+    /// Why it does not load, for each version where it does not.
+    #[serde(default)]
+    pub why_not: std::collections::BTreeMap<String, Vec<LoadReason>>,
+    /// Registrations a version's loader rejects one by one while the rest loads.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub rejected: std::collections::BTreeMap<String, Vec<String>>,
     /// One line for people (`loads on Hermes 0.17.0 – 0.19.0, main`).
     pub summary: String,
+}
+
+/// Why a package does not load on one version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadReason {
+    /// The check that says so.
+    pub check: String,
+    /// For people.
+    pub message: String,
+}
+
+impl std::fmt::Display for LoadReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
 /// The whole validation report (the `--format json` document).

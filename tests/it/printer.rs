@@ -2,7 +2,7 @@
 
 use crate::common::{bin, fixture, run};
 
-const INFO_FIXTURE: &str = "ctx-calls/main-only-api";
+const INFO_FIXTURE: &str = "python/dynamic-tool-name";
 
 fn stdout_of(cmd: &mut assert_cmd::Command) -> String {
     let out = cmd.output().expect("runs");
@@ -27,7 +27,11 @@ fn quiet_drops_notes_and_informational_findings_but_keeps_results() {
     let path = fixture(INFO_FIXTURE);
     let path = path.to_str().unwrap();
     let loud = run(&["validate", path]);
-    assert!(loud.stdout.contains("info[ctx-call]"), "{}", loud.stdout);
+    assert!(
+        loud.stdout.contains("info[declared-tools]"),
+        "{}",
+        loud.stdout
+    );
     let quiet = run(&["validate", "--quiet", path]);
     assert_eq!(quiet.code, 0);
     assert!(!quiet.stdout.contains("info["), "{}", quiet.stdout);

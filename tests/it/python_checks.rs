@@ -16,11 +16,11 @@ const PYTHON: &[(&str, Findings)] = &[
     ("builtin-override-with-capability", &[]),
     (
         "builtin-override-without-capability",
-        &[("builtin-collisions", E)],
+        &[("builtin-collisions", W)],
     ),
     (
         "builtin-tool-without-override",
-        &[("builtin-collisions", E)],
+        &[("builtin-collisions", W)],
     ),
     ("core-override-assignment", &[("no-core-override", E)]),
     ("core-override-variants", &[("no-core-override", E); 5]),

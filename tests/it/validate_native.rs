@@ -458,9 +458,10 @@ const CTX_CALLS: &[CtxCase] = &[
         &["on_session_end", "on_session_start"],
     ),
     (
-        "main-only-api",
-        &[("ctx-call", "info")],
-        Some("main"),
+        // `has_capability` arrived after 0.19.0: it fits from the newest release on.
+        "newest-release-api",
+        &[],
+        Some("0.22.2"),
         &[],
         &[],
     ),
@@ -750,4 +751,66 @@ fn a_refused_pip_plugin_is_named_as_given() {
         "{err}"
     );
     assert!(!err.contains("pm/tmp"), "{err}");
+}
+
+/// Each release judged as its loader decides (fixtures/releases; `conformance` holds the same
+/// verdicts against the real 0.19.0 and 0.22.2 loaders): PyYAML imported undeclared loads where
+/// the release's environment has it; `requires_hermes` counts where the loader enforces it; a
+/// tool named like a built-in is rejected alone; a load-gate error loads nowhere.
+#[test]
+fn each_release_is_judged_as_its_loader_does() {
+    let verdict = |dir: &std::path::Path| -> Value {
+        let (_, report) = validate_json(&[dir], &[]);
+        only_package(&report)["compatibility"].clone()
+    };
+    let releases = fixture("releases");
+    let yaml = verdict(&releases.join("imports-yaml-undeclared"));
+    assert_eq!(yaml["loads"]["0.19.0"], true, "{yaml:#}");
+    assert_eq!(yaml["loads"]["0.22.2"], false, "{yaml:#}");
+    assert_eq!(yaml["why_not"]["0.22.2"][0]["check"], "imports", "{yaml:#}");
+    assert!(
+        yaml["why_not"]["0.22.2"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`yaml` (__init__.py:1)"),
+        "{yaml:#}"
+    );
+    let floor = verdict(&releases.join("requires-hermes-before-0-20"));
+    assert_eq!(floor["loads"]["0.19.0"], true, "{floor:#}");
+    assert_eq!(floor["loads"]["0.22.2"], false, "{floor:#}");
+    assert_eq!(floor["why_not"]["0.22.2"][0]["check"], "requires-hermes");
+    let web = verdict(&releases.join("tool-named-web-extract"));
+    for release in ["0.19.0", "0.22.2"] {
+        assert_eq!(web["loads"][release], true, "{web:#}");
+        assert!(
+            web["rejected"][release][0]
+                .as_str()
+                .unwrap()
+                .starts_with("tool `web_extract`"),
+            "{web:#}"
+        );
+    }
+    let dup = verdict(&fixture("bad-native").join("manifest-duplicate-key"));
+    assert_eq!(dup["loads"]["0.19.0"], true, "{dup:#}");
+    assert_eq!(dup["loads"]["0.22.2"], false, "{dup:#}");
+    let nothing = verdict(&fixture("bad-native").join("nothing-to-load"));
+    assert!(
+        nothing["loads"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|l| l == false),
+        "{nothing:#}"
+    );
+    assert_eq!(nothing["loads_on"], serde_json::json!([]));
+    assert!(
+        nothing["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("loads on no Hermes: nothing to load"),
+        "{nothing:#}"
+    );
+    let function = verdict(&fixture("pip").join("entry-point-names-function"));
+    assert_eq!(function["loads"]["0.19.0"], false, "{function:#}");
+    assert_eq!(function["loads"]["0.22.2"], true, "{function:#}");
 }

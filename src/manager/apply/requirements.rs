@@ -194,7 +194,7 @@ pub(super) fn compatibility(
             continue;
         }
         let calls = unfitting_calls(&store.path_of(&plugin.store_key), &version);
-        let fits = format!("; its calls fit Hermes {}", plugin.loads_on.join(", "));
+        let fits = format!("; it loads on Hermes {}", plugin.loads_on.join(", "));
         if current.is_some_and(|doc| doc.plugin(&key).is_some()) {
             selected.keys.remove(&key);
             for selection in selected.selections.values_mut() {
@@ -220,30 +220,28 @@ pub(super) fn compatibility(
     Ok(kept_out)
 }
 
-/// The `ctx-call` findings of the package in `dir` that concern `version`, for people
-/// (re-checked from the stored tree: only on the way to a refusal).
+/// Why the package in `dir` does not load on `version`, as validate judges that release (its
+/// ctx calls, what that loader reads, `requires_hermes` where enforced), for people —
+/// re-checked from the stored tree: only on the way to a refusal.
 fn unfitting_calls(dir: &std::path::Path, version: &str) -> String {
+    let fallback = || format!("validate judges it not to load on Hermes {version}");
     let Ok(loaded) = crate::package::load_dir(dir, crate::package::Mode::Validate) else {
-        return "its ctx calls do not fit".to_string();
+        return fallback();
     };
     let Ok(outcome) = crate::check::run(&loaded, &crate::check::Context::default()) else {
-        return "its ctx calls do not fit".to_string();
+        return fallback();
     };
     let lines: Vec<String> = outcome
-        .findings
-        .iter()
-        .filter(|d| d.check == crate::diag::CheckId::CtxCall)
-        .filter(|d| d.message.contains(version) || d.severity == crate::diag::Severity::Error)
-        .map(|d| {
-            let mut line = format!("{}:{}: {}", d.file, d.pos.line, d.message);
-            if let Some(hint) = &d.hint {
-                line.push_str(&format!(" ({hint})"));
-            }
-            line
-        })
+        .compatibility
+        .why_not
+        .get(version)
+        .into_iter()
+        .flatten()
+        .filter(|r| r.check != crate::check::compat::Reason::IMPORTS)
+        .map(|r| r.message.clone())
         .collect();
     if lines.is_empty() {
-        "its ctx calls do not fit".to_string()
+        fallback()
     } else {
         lines.join("; ")
     }
