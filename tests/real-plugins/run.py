@@ -23,9 +23,9 @@ c. in a fresh home, ``hermes-plugins --home H install file://REPO#SUBDIR --enabl
 d. ``hermes-plugins --home H exec -- <hermes python> truth.py exec --key KEY ...`` records what
    Hermes registers from the published generation, compared with (a): same load status and
    the same registrations (``truth.surface``);
-e. ``hermes-plugins validate --format json DIR``: does its load verdict (``accepted``, 0.19.0 in
-   ``compatibility.loads_on``, no error of a load-gate check -- docs/checks.md) agree with the
-   real loader? (What is fair to ask of it: see :func:`validate_truth`.)
+e. ``hermes-plugins validate --format json DIR``: does its load verdict for the release under
+   test (``accepted``, ``compatibility.loads[<release>]``, no error of a load-gate check --
+   docs/checks.md) agree with the real loader? (What is fair to ask of it: see :func:`validate_truth`.)
 
 Then one home gets every plugin the real loader loads, installed (without ``--enable``) and
 enabled together by one hand edit of ``plugins.enabled`` and one ``sync``: does the joint
@@ -104,6 +104,8 @@ def load_gate_checks() -> set[str]:
 #: Checks whose errors mean "Hermes would not load it".
 LOAD_GATE_CHECKS = load_gate_checks()
 
+#: The release the Hermes interpreter runs (set in :func:`main`): validate's verdict for it is
+#: the one compared (``compatibility.loads[<release>]``).
 HERMES_VERSION = "0.19.0"
 
 #: Per-command time limits (seconds). Installs fetch and install real wheels from PyPI.
@@ -196,9 +198,9 @@ def source_url(repo_dir: Path, subdir: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 def validate_verdict(args, plugin_dir: Path, tmp: Path):
-    """``hermes-plugins validate --format json DIR``: does validate say Hermes 0.19.0 loads
-    it? (accepted, 0.19.0 in compatibility.loads_on, no error-level finding of a load-gate
-    check.) Returns a dict with the verdict and the reasons."""
+    """``hermes-plugins validate --format json DIR``: does validate say the Hermes release under
+    test loads it? (accepted, ``compatibility.loads[<release>]``, no error-level finding of a
+    load-gate check.) Returns a dict with the verdict and the reasons."""
     rc, out, err = run_cmd([args.bin, "validate", "--format", "json", str(plugin_dir)],
                            truth.clean_env(HOME=str(tmp)), tmp, VALIDATE_TIMEOUT)
     doc = json_doc(out)
@@ -206,14 +208,17 @@ def validate_verdict(args, plugin_dir: Path, tmp: Path):
         return {"loads": None, "why": "validate gave no report (rc %s): %s" % (rc, err.strip()[-500:])}
     packages = doc["packages"]
     pkg = next((p for p in packages if Path(p["path"]).resolve() == plugin_dir.resolve()), packages[0])
-    loads_on = (pkg.get("compatibility") or {}).get("loads_on") or []
+    loads = (pkg.get("compatibility") or {}).get("loads") or {}
     gate_errors = sorted({f["check"] for f in pkg.get("findings") or []
                           if f.get("severity") == "error" and f.get("check") in LOAD_GATE_CHECKS})
     why = []
     if not pkg.get("accepted"):
         why.append("not accepted")
-    if HERMES_VERSION not in loads_on:
-        why.append("loads_on lacks %s (%s)" % (HERMES_VERSION, (pkg.get("compatibility") or {}).get("summary")))
+    if loads.get(HERMES_VERSION) is not True:
+        reasons = ((pkg.get("compatibility") or {}).get("why_not") or {}).get(HERMES_VERSION) or []
+        why.append("does not load on %s (%s)" % (
+            HERMES_VERSION, "; ".join(r["message"] for r in reasons)
+            or (pkg.get("compatibility") or {}).get("summary")))
     if gate_errors:
         why.append("load-gate errors: " + ", ".join(gate_errors))
     return {"loads": not why, "why": "; ".join(why) or None, "key": pkg.get("key"),
@@ -655,7 +660,9 @@ def report(results, joint, joint_lines, wall):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", required=True, help="the hermes-plugins binary")
-    ap.add_argument("--python", required=True, help="the interpreter of a Hermes Agent 0.19.0 venv")
+    ap.add_argument("--python", required=True,
+                    help="the interpreter of a Hermes Agent venv (0.19.0 from PyPI, 0.22.2 from "
+                         "../shared/hermes/make-hermes-venv.sh)")
     ap.add_argument("--corpus", required=True, type=Path, help="the corpus (INDEX.tsv)")
     ap.add_argument("--only", type=int, nargs="+", help="INDEX.tsv data lines (1 = first plugin)")
     ap.add_argument("--jobs", type=int, default=2)
@@ -672,6 +679,11 @@ def main():
             ap.error("%s %s is not executable" % (what, path))
     if not (args.corpus / "INDEX.tsv").is_file():
         ap.error("--corpus %s has no INDEX.tsv" % args.corpus)
+    global HERMES_VERSION
+    HERMES_VERSION = subprocess.run(
+        [args.python, "-I", "-c", "from importlib.metadata import version; print(version('hermes-agent'))"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    log("Hermes %s (%s)" % (HERMES_VERSION, args.python))
 
     started = time.monotonic()
     rows = truth.read_index(args.corpus)

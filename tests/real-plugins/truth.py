@@ -1,6 +1,14 @@
 #!/usr/bin/env python3
 """What the REAL Hermes Agent loaders do with one third-party plugin.
 
+Runs on every release the tests run (0.19.0 from PyPI, 0.22.2 from
+../shared/hermes/make-hermes-venv.sh; 0.22 split hermes_cli/plugins.py and ships no PyYAML):
+ruamel.yaml reads ``requires_env`` and config.yaml is written as JSON; ``tools.registry.
+discover_builtin_tools()`` runs before ``discover_plugins()`` (the order ``model_tools`` uses) so
+a tool named like a built-in is seen rejected; each ``register_tool`` records whether Hermes's
+registry holds the plugin's handler; the context-engine and cron-provider category loaders are
+observed; a corpus without INDEX.tsv (Hermes's own bundled tree) is indexed from its layout.
+
 Adapted from the standalone ground-truth script of the loader investigation
 (``corpus_truth.py``, which established how Hermes 0.19 finds each kind of plugin). Standard library only at module level;
 everything that imports Hermes is inside :func:`observe`, which only ever runs in a Hermes
@@ -86,11 +94,38 @@ RESULT_MARKER = "@@RESULT@@"
 # --------------------------------------------------------------------------------------------
 
 def read_index(corpus: Path):
-    """INDEX.tsv rows as dicts, each with its 1-based data ``line`` number."""
+    """INDEX.tsv rows as dicts, each with its 1-based data ``line`` number. A corpus without
+    INDEX.tsv (``hermes-0.19.0-bundled``: Hermes's own bundled tree) is indexed from its layout:
+    every folder with a plugin.yaml at depth 1 or 2, ``kind_guess`` from its category folder
+    (``memory`` -> memory-provider, ``model-providers`` -> model-provider) or manifest kind."""
+    if not (corpus / "INDEX.tsv").exists():
+        return _layout_index(corpus)
     with open(corpus / "INDEX.tsv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     for number, row in enumerate(rows, 1):
         row["line"] = number
+    return rows
+
+
+def _layout_index(corpus: Path):
+    rows = []
+    found = sorted(p.parent for p in corpus.glob("*/plugin.yaml")) + \
+        sorted(p.parent for p in corpus.glob("*/*/plugin.yaml"))
+    for number, folder in enumerate(sorted(found, key=lambda f: str(f.relative_to(corpus))), 1):
+        rel = folder.relative_to(corpus)
+        parent = rel.parts[0] if len(rel.parts) == 2 else None
+        kind = (manifest_field(folder, "kind") or "").lower()
+        if parent == "memory":
+            guess = "memory-provider"
+        elif parent == "model-providers" or kind == "model-provider":
+            guess = "model-provider"
+        elif kind == "backend" and parent:
+            guess = "backend/" + parent
+        else:
+            guess = kind or "other"
+        rows.append({"repo": corpus.name, "commit": "", "subdir": str(rel), "kind_guess": guess,
+                     "declares_deps": "", "requires_env": "", "license": "",
+                     "repo_dir": str(corpus), "line": number})
     return rows
 
 
@@ -179,7 +214,8 @@ def observe(resolve, role, out):
     root = logging.getLogger()
     root.addHandler(Capture(level=logging.DEBUG))
     root.setLevel(logging.WARNING)
-    for name in ("hermes_cli.plugins", "plugins.memory", "plugins.context_engine", "providers"):
+    for name in ("hermes_cli.plugins", "plugins.memory", "plugins.context_engine",
+                 "plugins.cron_providers", "plugins.plugin_loader", "providers", "tools.registry"):
         logging.getLogger(name).setLevel(logging.DEBUG)
 
     def logs(prefixes, min_level="WARNING"):
@@ -238,6 +274,9 @@ def observe(resolve, role, out):
                 pass
             calls.append(rec)
             rec["_obj"] = kwargs.get("provider", kwargs.get("engine", args[0] if args else None))
+            if method == "register_tool":
+                rec["_handler"] = kwargs.get("handler", args[3] if len(args) > 3 else None)
+                rec["override"] = bool(kwargs.get("override", args[9] if len(args) > 9 else False))
             try:
                 return original(self, *args, **kwargs)
             except Exception as exc:
@@ -255,6 +294,19 @@ def observe(resolve, role, out):
 
     key, mem_name, expected_dir = resolve(hp)
     expected_dir = Path(expected_dir).resolve() if expected_dir else None
+    try:
+        import importlib.metadata as _md
+        out["release"] = _md.version("hermes-agent")
+    except Exception as exc:
+        out["release"] = "unknown: %s" % exc
+
+    # -- 0. built-in tools first, as model_tools does before discover_plugins() -------------
+    try:
+        from tools.registry import discover_builtin_tools, registry as _tool_registry
+        out["builtin_tool_modules"] = len(discover_builtin_tools())
+        out["builtin_tools"] = len(_tool_registry.get_all_tool_names())
+    except BaseException as exc:
+        out["builtin_tools_crash"] = short_exc(exc)
 
     # -- 1. the general plugin loader ---------------------------------------------------------
     try:
@@ -330,6 +382,27 @@ def observe(resolve, role, out):
                 elif c["method"] not in ("register_tool", "register_hook", "register_command",
                                          "register_cli_command", "register_middleware"):
                     others.append(entry)
+            # Whether Hermes's tool registry holds the handler each register_tool call passed
+            # (0.19's registry rejects a shadowing name by logging and returning; 0.22.2's ctx
+            # refuses it before the registry): read from Hermes's registry, nothing recomputed.
+            tool_calls = []
+            try:
+                from tools.registry import registry as _tool_registry
+                for c in mine_calls:
+                    if c["method"] != "register_tool":
+                        continue
+                    entry = _tool_registry.get_entry(c["what"]) if isinstance(c["what"], str) else None
+                    tool_calls.append({
+                        "name": c["what"], "override": c.get("override", False), "error": c["error"],
+                        "accepted": entry is not None and entry.handler is c.get("_handler"),
+                        "held_by_toolset": getattr(entry, "toolset", None),
+                    })
+            except Exception as exc:
+                tool_calls.append({"check_failed": short_exc(exc)})
+            general["tool_calls"] = tool_calls
+            general["tools_rejected"] = sorted(t["name"] for t in tool_calls
+                                               if "name" in t and not t["accepted"])
+            general["deferred"] = bool(getattr(loaded, "deferred", False))
             general["backends"] = backends
             general["platforms"] = platforms
             general["other_registrations"] = others
@@ -372,6 +445,43 @@ def observe(resolve, role, out):
             out["context_engine"] = {"name": getattr(engine, "name", None), "class": type(engine).__name__}
     except BaseException as exc:
         out["context_engine"] = {"crash": short_exc(exc)}
+
+    # -- 2b. the context-engine category loader (plugins/context_engine: ``context.engine``) ----
+    # 0.19 looks only at its bundled directory; 0.22.2 also at flat user plugin dirs.
+    # Loaded only when the loader resolves the name to OUR directory.
+    try:
+        import plugins.context_engine as pce
+        name = expected_dir.name if expected_dir else None
+        finder = getattr(pce, "find_engine_dir", None)
+        found = finder(name) if (finder and name) else None
+        mine = bool(found) and Path(found).resolve() == expected_dir
+        cat = {"name": name, "finder": bool(finder), "resolves_to_ours": mine,
+               "found": str(found) if found else None}
+        if mine:
+            engine = pce.load_context_engine(name)
+            cat["loaded"] = engine is not None
+            if engine is not None:
+                cat["engine"] = getattr(engine, "name", None)
+                cat["class"] = type(engine).__name__
+        out["context_engine_category"] = cat
+    except BaseException as exc:
+        out["context_engine_category"] = {"crash": short_exc(exc)}
+
+    # -- 2c. the cron-provider category loader (plugins/cron_providers: ``cron.provider``) ----
+    try:
+        import plugins.cron_providers as pcp
+        name = expected_dir.name if expected_dir else None
+        found = pcp.find_provider_dir(name) if name else None
+        mine = bool(found) and Path(found).resolve() == expected_dir
+        cat = {"name": name, "resolves_to_ours": mine, "found": str(found) if found else None}
+        if mine:
+            sched = pcp.load_cron_scheduler(name)
+            cat["loaded"] = sched is not None
+            if sched is not None:
+                cat["class"] = type(sched).__name__
+        out["cron_category"] = cat
+    except BaseException as exc:
+        out["cron_category"] = {"crash": short_exc(exc)}
 
     # -- 3. memory providers (plugins/memory/__init__.py) ------------------------------------
     try:
@@ -452,6 +562,14 @@ def summarise(r):
     if m.get("loaded"):
         loads.append("memory")
         provides.append("memory_provider:%s" % m.get("provider_name"))
+    cec = r.get("context_engine_category") or {}
+    if cec.get("loaded"):
+        loads.append("context-engine-category")
+        provides.append("context_engine_category:%s" % cec.get("engine"))
+    cc = r.get("cron_category") or {}
+    if cc.get("loaded"):
+        loads.append("cron-category")
+        provides.append("cron_scheduler:%s" % cc.get("class"))
     mp = r.get("model_provider") or {}
     if mp.get("registered"):
         loads.append("model-provider")
@@ -578,7 +696,7 @@ def bare_record(row, corpus: Path, python: str, timeout: float = 120, keep: bool
 
 
 def _bare_child(row, corpus: Path, python: str, timeout: float, keep: bool, grants):
-    repo_dir = corpus / row["repo"].replace("/", "__")
+    repo_dir = Path(row["repo_dir"]) if row.get("repo_dir") else corpus / row["repo"].replace("/", "__")
     plugin_dir = (repo_dir / row["subdir"]).resolve()
     rel, role = placement(row, plugin_dir)
     base = Path(tempfile.mkdtemp(prefix="hermes-truth-"))
@@ -635,15 +753,16 @@ def child_main(argv):
 def required_env_names(placed: Path):
     """The ``requires_env`` names of the manifest, read as Hermes reads them
     (``data.get("requires_env")``, items a name or a mapping with ``name``). Needs PyYAML
-    (the Hermes interpreter has it)."""
-    import yaml
+    (the Hermes interpreter has it). 0.22.2 ships no PyYAML: ruamel.yaml (in both venvs)."""
+    from ruamel.yaml import YAML
+    yaml = YAML(typ="safe", pure=True)
     names = []
     for manifest in ("plugin.yaml", "plugin.yml"):
         path = placed / manifest
         if not path.exists():
             continue
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = yaml.load(path.read_text(encoding="utf-8")) or {}
         except Exception:
             data = {}
         items = data.get("requires_env") if isinstance(data, dict) else None
@@ -675,13 +794,13 @@ def _prepare_bare_home(hp, placed: Path, role, grants, out):
         "version": manifest.version,
     }
     key = (manifest.key or manifest.name) if manifest else None
-    import yaml
     config = {"plugins": {"enabled": [key] if key else []}}
     if role == "memory-provider":
         config["memory"] = {"provider": placed.name}
     if key and grants:
         config["plugins"]["entries"] = {key: {g: True for g in grants}}
-    (home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    # JSON is YAML; no PyYAML on 0.22.2
+    (home / "config.yaml").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     out["config"] = config
     return key, placed.name, placed
 
