@@ -66,6 +66,13 @@ impl Reason {
     /// release's reference install nor the declared dependencies provide. A real installed
     /// core may have it (the interpreter is asked at install instead).
     pub const IMPORTS: &'static str = "imports";
+
+    /// Whether the user's own installation decides this reason, not the package: a module the
+    /// real core may have ([`Reason::IMPORTS`]), or an override of a built-in tool that loads
+    /// once the user grants `tools.override` (which install asks or `--grant` gives).
+    pub fn is_conditional(&self) -> bool {
+        self.check == Reason::IMPORTS || self.check == CheckId::BuiltinCollisions.as_str()
+    }
 }
 
 impl Compatibility {
@@ -91,9 +98,10 @@ impl Compatibility {
         line
     }
 
-    /// The versions it loads on, counting a version it misses only for imports as loading
-    /// (what install records: there the real interpreter is asked which modules it has).
-    pub fn loads_on_without_imports(&self) -> Vec<String> {
+    /// The versions it loads on, counting a version it misses only for conditional reasons
+    /// ([`Reason::is_conditional`]) as loading: what install records (there the real
+    /// interpreter is asked which modules it has, and the override grant is asked).
+    pub fn loads_on_as_installed(&self) -> Vec<String> {
         api::versions()
             .iter()
             .map(|v| &v.version)
@@ -102,7 +110,7 @@ impl Compatibility {
                     || self
                         .why_not
                         .get(*version)
-                        .is_some_and(|reasons| reasons.iter().all(|r| r.check == Reason::IMPORTS))
+                        .is_some_and(|reasons| reasons.iter().all(Reason::is_conditional))
             })
             .cloned()
             .collect()
@@ -380,7 +388,11 @@ pub fn check(
             }
             if let Some(a) = analysis {
                 imports(a, &native.declarations, &mut v);
-                builtin_tools(a, &mut v);
+                let declares_override = native
+                    .manifest
+                    .as_ref()
+                    .is_some_and(|m| m.capabilities.iter().any(|c| c.value == "tools.override"));
+                builtin_tools(a, declares_override, &mut v);
             }
             match loader {
                 Loader::NoContext => &[][..],
@@ -549,22 +561,35 @@ fn imports(
     }
 }
 
-/// Tools named like a release's built-ins without `override=True`: that release's loader
-/// rejects the registration and loads the rest.
-fn builtin_tools(analysis: &StaticAnalysis, v: &mut Verdicts) {
-    for s in analysis
-        .registrations
-        .of(RegKind::Tool)
-        .filter(|s| !s.override_builtin)
-    {
+/// Tools named like a release's built-ins: without `override=True` that release's loader
+/// rejects the registration and loads the rest (`rejected`); with it but no declared
+/// `tools.override`, releases that ask consent for overrides refuse the plugin until the user
+/// grants it by hand (a conditional reason).
+fn builtin_tools(analysis: &StaticAnalysis, declares_override: bool, v: &mut Verdicts) {
+    for s in analysis.registrations.of(RegKind::Tool) {
         for i in 0..v.all.len() {
-            let builtin =
-                releases::release(&v.all[i].version).is_some_and(|r| r.is_builtin_tool(&s.name));
-            if builtin {
+            let Some(release) = releases::release(&v.all[i].version) else {
+                continue;
+            };
+            if !release.is_builtin_tool(&s.name) {
+                continue;
+            }
+            if !s.override_builtin {
                 v.rejected.entry(i).or_default().push(format!(
                     "tool `{}` ({}:{}): a built-in's name",
                     s.name, s.file, s.pos.line
                 ));
+            } else if !declares_override && release.override_needs_consent() {
+                v.fail(
+                    i,
+                    Reason::new(
+                        CheckId::BuiltinCollisions.as_str(),
+                        format!(
+                            "tool `{}` ({}:{}) overrides a built-in without a declared tools.override: its loader refuses the plugin unless the user grants it",
+                            s.name, s.file, s.pos.line
+                        ),
+                    ),
+                );
             }
         }
     }
@@ -742,6 +767,34 @@ mod tests {
         assert!(fits(&guarded).is_empty());
         guarded.absent_ok = true;
         assert_eq!(fits(&guarded).len(), api::versions().len());
+    }
+
+    #[test]
+    fn install_counts_versions_missed_only_for_what_the_user_decides() {
+        let reason = |check: &str| vec![Reason::new(check, String::new())];
+        let c = Compatibility {
+            loads_on: vec!["0.17.0".into()],
+            first: Some("0.17.0".into()),
+            needs_newer: Vec::new(),
+            loads: [
+                ("0.17.0", true),
+                ("0.18.0", false),
+                ("0.19.0", false),
+                ("0.22.2", false),
+            ]
+            .iter()
+            .map(|(v, l)| (v.to_string(), *l))
+            .collect(),
+            why_not: [
+                ("0.18.0".to_string(), reason("builtin-collisions")),
+                ("0.19.0".to_string(), reason(Reason::IMPORTS)),
+                ("0.22.2".to_string(), reason("ctx-call")),
+            ]
+            .into_iter()
+            .collect(),
+            rejected: BTreeMap::new(),
+        };
+        assert_eq!(c.loads_on_as_installed(), ["0.17.0", "0.18.0", "0.19.0"]);
     }
 
     #[test]

@@ -215,11 +215,11 @@ pub fn native_findings(
             );
         } else if !has_override_capability {
             out.push(
-                Diagnostic::error(
+                Diagnostic::warning(
                     CheckId::BuiltinCollisions,
                     &s.file,
                     s.pos,
-                    format!("tool `{}` overrides a Hermes built-in but the manifest does not declare the tools.override capability, so Hermes never asks for consent and refuses it", s.name),
+                    format!("tool `{}` overrides a Hermes built-in but the manifest does not declare the tools.override capability: installers never ask for it, and Hermes 0.18 and later refuse the plugin unless the user grants it by hand (`--grant tools.override`)", s.name),
                 )
                 .value(&s.name)
                 .hint("Add `capabilities: [tools.override]` to plugin.yaml."),

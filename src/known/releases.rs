@@ -23,6 +23,11 @@ pub struct Release {
     /// of one of these names is rejected at registration, the rest of the plugin loads.
     #[serde(default)]
     pub builtin_tools: Vec<String>,
+    /// What the loader does with `register_tool(…, override=True)` of a built-in's name:
+    /// `rejected` (0.13: no such parameter), `override_only` (0.14 – 0.17: replaced, no consent
+    /// asked), `override_with_consent` (0.18+: refused unless `tools.override` is granted).
+    #[serde(default)]
+    pub builtin_tool_collision: String,
     /// The manifest files the loader reads (`plugin.json` from 0.22: Agent Plugins v1).
     #[serde(default)]
     pub manifest_files: Vec<String>,
@@ -59,6 +64,11 @@ impl Release {
     /// Whether the loader reads a portable `plugin.json`.
     pub fn reads_plugin_json(&self) -> bool {
         self.manifest_files.iter().any(|f| f == "plugin.json")
+    }
+
+    /// Whether overriding a built-in tool needs the user's `tools.override` grant.
+    pub fn override_needs_consent(&self) -> bool {
+        self.builtin_tool_collision == "override_with_consent"
     }
 
     /// Whether a `plugin.yaml` with a key given twice fails to parse.
@@ -151,6 +161,8 @@ mod tests {
         assert!(!old.reads_plugin_json() && new.reads_plugin_json());
         assert!(!old.load_gates.requires_hermes && new.load_gates.requires_hermes);
         assert!(!old.refuses_duplicate_keys() && new.refuses_duplicate_keys());
+        assert!(old.override_needs_consent() && new.override_needs_consent());
+        assert!(!release("0.17.0").unwrap().override_needs_consent());
         // PyYAML came with 0.19.0's requirements, not with 0.22.2's.
         let (old_env, new_env) = (old.environment().unwrap(), new.environment().unwrap());
         assert!(old_env.has("yaml") && !new_env.has("yaml"));

@@ -26,7 +26,7 @@ pub(super) struct Validated {
     /// so installing it is asked like a capability ([`core_patch_item`]).
     pub(super) core_patches: Vec<String>,
     /// The Hermes versions it loads on as validate judges each release
-    /// (`compatibility.loads_on`), imports aside.
+    /// (`compatibility.loads_on_as_installed`: imports and override grants aside).
     pub(super) loads_on: Vec<String>,
     /// Outside modules imported while it loads.
     pub(super) load_imports: Vec<LoadImport>,
@@ -242,8 +242,9 @@ pub(super) fn validate(dir: &Path, shown: &str, force: bool) -> Result<Validated
         warnings,
         core_patches,
         // Imports are judged at publication against the real core's interpreter
-        // (`unprovided_imports`), not against the release's reference install.
-        loads_on: outcome.compatibility.loads_on_without_imports(),
+        // (`unprovided_imports`), not against the release's reference install; an override
+        // grant is the user's to give.
+        loads_on: outcome.compatibility.loads_on_as_installed(),
         load_imports: outcome.analysis.map(|a| a.load_imports).unwrap_or_default(),
         blocking,
     })

@@ -293,6 +293,9 @@ def observe(resolve, role, out):
             _wrap(method)
 
     key, mem_name, expected_dir = resolve(hp)
+    # The name a category loader knows the plugin by is its directory's name where Hermes
+    # sees it (a generation's entry, not the store directory it resolves to).
+    expected_name = Path(expected_dir).name if expected_dir else None
     expected_dir = Path(expected_dir).resolve() if expected_dir else None
     try:
         import importlib.metadata as _md
@@ -451,7 +454,7 @@ def observe(resolve, role, out):
     # Loaded only when the loader resolves the name to OUR directory.
     try:
         import plugins.context_engine as pce
-        name = expected_dir.name if expected_dir else None
+        name = expected_name
         finder = getattr(pce, "find_engine_dir", None)
         found = finder(name) if (finder and name) else None
         mine = bool(found) and Path(found).resolve() == expected_dir
@@ -470,7 +473,7 @@ def observe(resolve, role, out):
     # -- 2c. the cron-provider category loader (plugins/cron_providers: ``cron.provider``) ----
     try:
         import plugins.cron_providers as pcp
-        name = expected_dir.name if expected_dir else None
+        name = expected_name
         found = pcp.find_provider_dir(name) if name else None
         mine = bool(found) and Path(found).resolve() == expected_dir
         cat = {"name": name, "resolves_to_ours": mine, "found": str(found) if found else None}

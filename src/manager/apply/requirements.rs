@@ -237,7 +237,7 @@ fn unfitting_calls(dir: &std::path::Path, version: &str) -> String {
         .get(version)
         .into_iter()
         .flatten()
-        .filter(|r| r.check != crate::check::compat::Reason::IMPORTS)
+        .filter(|r| !r.is_conditional())
         .map(|r| r.message.clone())
         .collect();
     if lines.is_empty() {
