@@ -458,18 +458,18 @@ const CTX_CALLS: &[CtxCase] = &[
         &["on_session_end", "on_session_start"],
     ),
     (
+        "missing-required-argument",
+        &[("ctx-call", E)],
+        None,
+        &["lookup"],
+        &[],
+    ),
+    (
         // `has_capability` arrived after 0.19.0: it fits from the newest release on.
         "newest-release-api",
         &[],
         Some("0.22.2"),
         &[],
-        &[],
-    ),
-    (
-        "missing-required-argument",
-        &[("ctx-call", E)],
-        None,
-        &["lookup"],
         &[],
     ),
     ("no-such-method", &[("ctx-call", E)], None, &[], &[]),
