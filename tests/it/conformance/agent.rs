@@ -1009,3 +1009,87 @@ fn hermes_plugins_commands_are_served_when_activated() {
     w.ok(&["deactivate", "--python", python.to_str().unwrap()]);
     assert_eq!(ok(&["plugins", "list", "--plain"]), before);
 }
+
+/// What a tree holds, for "left alone": every path under `dir` with its file contents or link
+/// target (directories by name).
+fn tree_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let shown = path.strip_prefix(dir).unwrap().display().to_string();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.push((shown, target.into_os_string().into_encoded_bytes()));
+            } else if meta.is_dir() {
+                out.push((shown, Vec::new()));
+                stack.push(path);
+            } else {
+                out.push((shown, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Beside Hermes's own package manager (`hermes pm`, 0.21+): run in the real Hermes, its
+/// commands' bodies (`status`, `doctor`, `gc`, `repair`'s recovery — the CLI itself first
+/// downloads a managed CPython this machine cannot fetch) leave a published generation, its
+/// store and `config.yaml` byte for byte as they were, and `pm`'s plugin discovery does not
+/// see the generation's plugins (it never installs or evicts their dependencies).
+#[test]
+fn hermes_pm_leaves_a_generation_alone() {
+    let Some((python, w, _)) = agent_world("the hermes pm test", "unused.py", "") else {
+        return;
+    };
+    if !crate::common::hermes_has_module(&python, "pm") {
+        eprintln!("this Hermes has no `hermes pm` (0.21+): nothing to check");
+        return;
+    }
+    let sky = repo_with(&w, "sky", &sky_files());
+    w.ok(&["install", &file_url(&sky), "--enable", "--yes-deps"]);
+    let config = std::fs::read(w.home.join("config.yaml")).unwrap();
+    let before = tree_of(&w.pm());
+    let script = r#"
+import argparse, json, sys
+import hermes_bootstrap
+from pm import cli
+from pm.workspace import enabled_plugin_entries
+from pm.paths import repo_root
+from hermes_cli._early_recovery import recover_if_needed
+ran = {}
+for name in ("cmd_status", "cmd_doctor", "cmd_gc"):
+    try:
+        ran[name] = repr(getattr(cli, name)(argparse.Namespace()))
+    except BaseException as e:
+        ran[name] = "raised " + type(e).__name__
+try:
+    ran["repair"] = repr(recover_if_needed(repo_root(), explicit=True))
+except BaseException as e:
+    ran["repair"] = "raised " + type(e).__name__
+entries = [str(getattr(e, "name", e)) for e in enabled_plugin_entries()]
+print(json.dumps({"ran": ran, "entries": entries}))
+"#;
+    let out = std::process::Command::new(&python)
+        .args(["-c", script])
+        .env("HERMES_HOME", &w.home)
+        .env_remove("PYTHONPATH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = String::from_utf8(succeeded(out)).unwrap();
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    assert_eq!(seen["ran"].as_object().unwrap().len(), 4, "{seen:#}");
+    eprintln!("hermes pm, run in Hermes beside a generation: {seen}");
+    assert!(
+        !seen["entries"].to_string().contains("sky"),
+        "pm sees the generation's plugin: {seen:#}"
+    );
+    assert!(tree_of(&w.pm()) == before, "hermes pm changed <home>/pm");
+    assert_eq!(std::fs::read(w.home.join("config.yaml")).unwrap(), config);
+}
