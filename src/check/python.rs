@@ -165,8 +165,10 @@ pub fn native_findings(
         .map(|h| h.value.as_str())
         .collect();
     for s in seen.iter().filter(|s| s.kind == RegKind::Hook) {
-        if !known::HOOKS.contains(&s.name.as_str()) && !declared_hooks.contains(s.name.as_str()) {
-            out.push(unknown_hook(&s.name, &s.file, s.pos));
+        if !declared_hooks.contains(s.name.as_str())
+            && let Some(d) = hook_finding(&s.name, &s.file, s.pos)
+        {
+            out.push(d);
         }
         if let Some(cb) = &s.callback
             && !cb.accepts_kwargs
@@ -383,35 +385,55 @@ fn compare(
     }
 }
 
-fn unknown_hook(name: &str, file: &str, pos: Pos) -> Diagnostic {
+/// What to say of a hook name: nothing when every release from the first that calls it on
+/// does (the newest included); a note when only some releases call it; a warning when none
+/// does (a typo, or a gateway event name).
+fn hook_finding(name: &str, file: &str, pos: Pos) -> Option<Diagnostic> {
     if name.contains(':') || name.contains('*') {
-        return Diagnostic::warning(
+        return Some(Diagnostic::warning(
             CheckId::HookNames,
             file,
             pos,
             format!("`{name}` is a gateway event name, not a plugin hook"),
         )
         .value(name)
-        .hint("Gateway events (session:start, agent:end, command:*) belong in a HOOK.yaml gateway hook, not in provides_hooks/register_hook.");
+        .hint("Gateway events (session:start, agent:end, command:*) belong in a HOOK.yaml gateway hook, not in provides_hooks/register_hook."));
+    }
+    let calling = known::releases::versions_where(|r| r.hooks.iter().any(|h| h == name));
+    let latest = known::api::latest_release().version.as_str();
+    if calling.contains(&latest) {
+        return None;
+    }
+    if !calling.is_empty() {
+        return Some(
+            Diagnostic::info(
+                CheckId::HookNames,
+                file,
+                pos,
+                format!(
+                    "`{name}` is a plugin hook of Hermes {} only: Hermes {latest} never calls it",
+                    known::api::ranges(&calling).join(", ")
+                ),
+            )
+            .value(name),
+        );
     }
     let mut d = Diagnostic::warning(
         CheckId::HookNames,
         file,
         pos,
-        format!("`{name}` is not a plugin hook of Hermes 0.19 (it may exist in a newer Hermes)"),
+        format!("`{name}` is not a plugin hook of any known Hermes (0.13.0 – {latest}, main)"),
     )
     .value(name);
-    if let Some(s) = did_you_mean(name, known::HOOKS.iter().copied()) {
+    if let Some(s) = did_you_mean(name, known::releases::all_hooks()) {
         d = d.hint(format!("Did you mean `{s}`?"));
     }
-    d
+    Some(d)
 }
 
 fn hook_names_in_manifest(m: &Manifest, file: &str, out: &mut Vec<Diagnostic>) {
     for h in &m.provides_hooks {
-        if !known::HOOKS.contains(&h.value.as_str()) {
-            out.push(unknown_hook(&h.value, file, h.pos));
-        }
+        out.extend(hook_finding(&h.value, file, h.pos));
     }
 }
 

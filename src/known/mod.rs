@@ -220,33 +220,6 @@ pub const AUTH_PROVIDERS: &[&str] = &["openai-codex"];
 /// Locale id shape: lowercase BCP-47-like (`pl`, `pt-br`, `zh-hant`).
 pub const LOCALE_ID_PATTERN: &str = r"^[a-z]{2,3}(?:-[a-z0-9]{2,8})*$";
 
-/// Plugin hooks of Hermes 0.19.0 (VAL-11).
-pub const HOOKS: &[&str] = &[
-    "pre_tool_call",
-    "post_tool_call",
-    "transform_terminal_output",
-    "transform_tool_result",
-    "transform_llm_output",
-    "pre_llm_call",
-    "post_llm_call",
-    "pre_verify",
-    "pre_api_request",
-    "post_api_request",
-    "api_request_error",
-    "on_session_start",
-    "on_session_end",
-    "on_session_finalize",
-    "on_session_reset",
-    "pre_gateway_dispatch",
-    "pre_approval_request",
-    "post_approval_response",
-    "subagent_start",
-    "subagent_stop",
-    "kanban_task_claimed",
-    "kanban_task_completed",
-    "kanban_task_blocked",
-];
-
 /// The core toolset of Hermes 0.19.0: tool names a plugin may only take with `override=True`
 /// and the `tools.override` capability (VAL-12).
 pub const BUILTIN_TOOLS: &[&str] = &[
