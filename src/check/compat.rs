@@ -342,7 +342,10 @@ pub fn check(
         }
         Content::Native(native) => {
             if let Some(m) = &native.manifest {
-                if m.manifest_version >= 2 && latest.source != api::Source::Fork {
+                let latest_reads = releases::release(&latest.version)
+                    .and_then(|r| r.manifest_version)
+                    .unwrap_or(1);
+                if m.manifest_version > latest_reads {
                     needs_newer.push(format!(
                         "manifest_version {} (`hermes plugins install` of {} installs only version 1)",
                         m.manifest_version, latest.version

@@ -28,6 +28,10 @@ pub struct Release {
     /// asked), `override_with_consent` (0.18+: refused unless `tools.override` is granted).
     #[serde(default)]
     pub builtin_tool_collision: String,
+    /// The newest `manifest_version` the release's installer and loader read (`None`: the
+    /// field is not read, version 1 only).
+    #[serde(default)]
+    pub manifest_version: Option<i64>,
     /// The plugin hooks the release calls (`VALID_HOOKS`).
     #[serde(default)]
     pub hooks: Vec<String>,
