@@ -500,6 +500,15 @@ const IMPORT_NAMES: &[(&str, &str)] = &[
     ("websocket-client", "websocket"),
 ];
 
+/// The module a distribution (normalised name) is imported as, and whether that is known
+/// ([`IMPORT_NAMES`]) rather than guessed from the name.
+fn import_name(distribution: &str) -> (String, bool) {
+    match IMPORT_NAMES.iter().find(|(dist, _)| *dist == distribution) {
+        Some((_, module)) => (module.to_string(), true),
+        None => (distribution.replace('-', "_"), false),
+    }
+}
+
 /// The modules imported while the plugin loads, per release whose environment was listed:
 /// one that is neither there nor brought by a declared dependency fails the import
 /// (`No module named …`), and so the plugin. A declared dependency whose import name cannot be
@@ -509,36 +518,29 @@ fn imports(
     declarations: &crate::package::Declarations,
     v: &mut Verdicts,
 ) {
-    let mut provided = Vec::new();
-    for r in &declarations.managed {
-        let name = r.name().as_ref().to_string();
-        let known = IMPORT_NAMES.iter().find(|(dist, _)| *dist == name);
-        match known {
-            Some((_, module)) => provided.push(module.to_string()),
-            None => provided.push(name.replace('-', "_")),
-        }
-    }
+    // Each declared requirement's import name: from the table, else its own name with `_`
+    // for `-` (then it accounts for nothing unless the plugin imports that name).
+    let provided: Vec<(String, bool)> = declarations
+        .managed
+        .iter()
+        .map(|r| import_name(r.name().as_ref()))
+        .collect();
+    let imported = |module: &str| {
+        analysis
+            .load_imports
+            .iter()
+            .any(|i| i.top.eq_ignore_ascii_case(module))
+    };
     let unprovided: Vec<&crate::check::static_py::load_imports::LoadImport> = analysis
         .load_imports
         .iter()
-        .filter(|i| {
-            !provided
-                .iter()
-                .any(|p| *p == i.top || p.eq_ignore_ascii_case(&i.top))
-        })
+        .filter(|i| !provided.iter().any(|(m, _)| m.eq_ignore_ascii_case(&i.top)))
         .collect();
     // A declared requirement that provides none of the imports under its own name may provide
     // one under another: not judged.
-    let accounted = declarations.managed.iter().all(|r| {
-        let name = r.name().as_ref().replace('-', "_");
-        IMPORT_NAMES
-            .iter()
-            .any(|(dist, _)| *dist == r.name().as_ref())
-            || analysis
-                .load_imports
-                .iter()
-                .any(|i| i.top.eq_ignore_ascii_case(&name))
-    });
+    let accounted = provided
+        .iter()
+        .all(|(module, from_table)| *from_table || imported(module));
     if unprovided.is_empty() || !accounted {
         return;
     }
@@ -770,6 +772,12 @@ mod tests {
         assert!(fits(&guarded).is_empty());
         guarded.absent_ok = true;
         assert_eq!(fits(&guarded).len(), api::versions().len());
+    }
+
+    #[test]
+    fn import_names_come_from_the_table_or_are_guessed() {
+        assert_eq!(import_name("pyyaml"), ("yaml".to_string(), true));
+        assert_eq!(import_name("foo-sdk"), ("foo_sdk".to_string(), false));
     }
 
     #[test]
