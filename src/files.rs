@@ -193,9 +193,85 @@ pub fn sync_tree(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// Puts the directory `fresh` in place of the directory `slot` (both in one parent
+/// directory, so on one file system). Returns where the old `slot` now is, for the caller to
+/// remove with what suits its contents; None when there was none.
+///
+/// On Linux the two trade places in one `renameat2(RENAME_EXCHANGE)`: a process looking at
+/// `slot` meanwhile sees the old tree or the new one, never none (the `.pth` line of an
+/// activated Hermes imports from `slot` at every interpreter start). Elsewhere, and on file
+/// systems without the exchange, the old tree is renamed aside first; if the new one then
+/// cannot take its place, the old one is put back.
+pub fn replace_dir(fresh: &Path, slot: &Path) -> io::Result<Option<std::path::PathBuf>> {
+    if std::fs::symlink_metadata(slot).is_err() {
+        std::fs::rename(fresh, slot).map_err(|e| at(slot, e))?;
+        return Ok(None);
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| {
+            CString::new(p.as_os_str().as_bytes())
+                .map_err(|e| at(p, io::Error::new(io::ErrorKind::InvalidInput, e)))
+        };
+        let (from, to) = (c(fresh)?, c(slot)?);
+        // SAFETY: two NUL-terminated paths that outlive the call; the raw syscall, because
+        // not every libc wraps renameat2 (musl before 1.2.5).
+        let done = unsafe {
+            libc::syscall(
+                libc::SYS_renameat2,
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        if done == 0 {
+            return Ok(Some(fresh.to_path_buf()));
+        }
+        let error = io::Error::last_os_error();
+        if !matches!(
+            error.raw_os_error(),
+            Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
+        ) {
+            return Err(at(slot, error));
+        }
+    }
+    let mut name = slot.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".old-{}", std::process::id()));
+    let old = slot.with_file_name(name);
+    std::fs::rename(slot, &old).map_err(|e| at(slot, e))?;
+    if let Err(e) = std::fs::rename(fresh, slot) {
+        let _ = std::fs::rename(&old, slot);
+        return Err(at(slot, e));
+    }
+    Ok(Some(old))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_is_replaced_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (fresh, slot) = (tmp.path().join("fresh"), tmp.path().join("slot"));
+        std::fs::create_dir(&fresh).unwrap();
+        std::fs::write(fresh.join("new"), "1").unwrap();
+        assert_eq!(
+            replace_dir(&fresh, &slot).unwrap(),
+            None,
+            "nothing was there"
+        );
+        assert!(slot.join("new").is_file() && !fresh.exists());
+        std::fs::create_dir(&fresh).unwrap();
+        std::fs::write(fresh.join("newer"), "2").unwrap();
+        let old = replace_dir(&fresh, &slot).unwrap().unwrap();
+        assert!(slot.join("newer").is_file() && !slot.join("new").exists());
+        assert!(old.join("new").is_file(), "the old tree is handed back");
+    }
 
     #[test]
     fn links_fifos_and_directories_are_refused() {

@@ -1,1 +1,1 @@
-../../src/agent/hermes_plugins_generation.py
+../../src/agent/hermes_plugins_generation/reader.py

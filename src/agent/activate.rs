@@ -1,9 +1,9 @@
 //! `activate` / `deactivate`: the hook that makes every process of one Hermes installation
 //! read the current generation by itself, without `exec`.
 //!
-//! Two files go into the interpreter's site-packages (`purelib`): the reference reader
-//! (`hermes_plugins_generation.py`, the same file `exec` puts on `PYTHONPATH`) and a `.pth`
-//! file whose one line calls its `activate()` at interpreter start. That call only inserts an
+//! Two entries go into the interpreter's site-packages (`purelib`): the package
+//! `hermes_plugins_generation/` (the one `exec` puts on `PYTHONPATH`, [`super::package`]) and
+//! a `.pth` file whose one line calls its `activate()` at interpreter start. That call only inserts an
 //! import hook: which home the process uses (`HERMES_HOME`, else `~/.hermes`) and whether it
 //! has a published generation are decided when Hermes first imports one of its plugin
 //! loaders; a home with nothing published leaves Hermes exactly as it is. Under `exec` the
@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 /// The `.pth` file's name.
 pub const PTH: &str = "hermes_plugins_activate.pth";
-/// The reader's module file name in site-packages.
-pub const MODULE: &str = "hermes_plugins_generation.py";
+/// The single-module reader hermes-plugins wrote before the package (removed when found).
+const LEGACY_MODULE: &str = "hermes_plugins_generation.py";
 /// How the `.pth` line starts (site runs lines that start with `import`); the rest names the
 /// binary that serves `hermes plugins …` in that installation.
 const PTH_START: &str = "import hermes_plugins_generation; hermes_plugins_generation.activate(";
@@ -176,72 +176,92 @@ pub fn check(target: &Target) -> Result<Option<String>, ActivateError> {
     Ok(warning)
 }
 
-/// Writes the hook naming `binary` as the one serving `hermes plugins …` (idempotent: a file
-/// already as it should be is left alone; a hook naming another binary is rewritten).
+/// Writes the hook naming `binary` as the one serving `hermes plugins …` (idempotent: what is
+/// already as it should be is left alone; a hook naming another binary is rewritten). The
+/// package goes first and the `.pth` line last, so no interpreter runs a line whose package
+/// is missing; the single-module reader of earlier versions is removed.
 pub fn activate(target: &Target, binary: &Path) -> Result<Vec<FileChange>, ActivateError> {
     let line = pth_line(binary)?;
-    let mut changes = Vec::new();
-    for (name, text) in [(MODULE, super::READER), (PTH, line.as_str())] {
-        let path = target.site_packages.join(name);
-        let same = std::fs::read(&path).is_ok_and(|b| b == text.as_bytes());
-        if !same {
-            crate::files::write_atomically(&path, text.as_bytes()).map_err(|source| {
-                let io = ActivateError::Io {
-                    path: path.clone(),
-                    source,
-                };
-                match &io {
-                    ActivateError::Io { source, .. }
-                        if source.kind() == std::io::ErrorKind::PermissionDenied
-                            || source.raw_os_error() == Some(libc::EROFS) =>
-                    {
-                        ActivateError::ReadOnly(format!(
-                            "{} cannot be written ({io}): activate as the user who installed Hermes, or use `hermes-plugins exec`",
-                            target.site_packages.display()
-                        ))
-                    }
-                    _ => io,
-                }
-            })?;
+    let site = &target.site_packages;
+    let failed = |path: PathBuf| {
+        move |source: std::io::Error| {
+            if source.kind() == std::io::ErrorKind::PermissionDenied
+                || source.raw_os_error() == Some(libc::EROFS)
+            {
+                ActivateError::ReadOnly(format!(
+                    "{} cannot be written ({source}): activate as the user who installed Hermes, or use `hermes-plugins exec`",
+                    site.display()
+                ))
+            } else {
+                ActivateError::Io { path, source }
+            }
         }
-        changes.push(FileChange {
-            path,
-            change: if same { "unchanged" } else { "written" },
-        });
+    };
+    let mut changes = Vec::new();
+    let package = site.join(super::package::NAME);
+    let written = super::package::place(site).map_err(failed(package.clone()))?;
+    changes.push(FileChange {
+        path: package,
+        change: if written { "written" } else { "unchanged" },
+    });
+    let pth = site.join(PTH);
+    let same = std::fs::read(&pth).is_ok_and(|b| b == line.as_bytes());
+    if !same {
+        crate::files::write_atomically(&pth, line.as_bytes()).map_err(failed(pth.clone()))?;
     }
+    changes.push(FileChange {
+        path: pth,
+        change: if same { "unchanged" } else { "written" },
+    });
+    changes.extend(remove_legacy(site)?);
     Ok(changes)
 }
 
 /// Removes the hook: the `.pth` line first (from then on no process loads it), then the
-/// module — only files that are ours (a file of that name with other contents is left).
+/// package — only what is ours (a file or package of that name with other contents is left).
 pub fn deactivate(target: &Target) -> Result<Vec<FileChange>, ActivateError> {
+    let site = &target.site_packages;
     let mut changes = Vec::new();
-    for name in [PTH, MODULE] {
-        let path = target.site_packages.join(name);
-        let Ok(text) = std::fs::read(&path) else {
-            continue;
-        };
-        // The module from another hermes-plugins version is ours too (its docstring says so),
-        // and so is a `.pth` line naming another binary.
-        let is_ours = if name == PTH {
-            is_our_pth(&text)
-        } else {
-            text == super::READER.as_bytes()
-                || text.starts_with(b"\"\"\"Reading a hermes-plugins generation")
-        };
-        if !is_ours {
-            continue;
-        }
-        std::fs::remove_file(&path).map_err(|source| ActivateError::Io {
-            path: path.clone(),
+    let pth = site.join(PTH);
+    // A `.pth` line naming another binary is ours too.
+    if std::fs::read(&pth).is_ok_and(|text| is_our_pth(&text)) {
+        std::fs::remove_file(&pth).map_err(|source| ActivateError::Io {
+            path: pth.clone(),
             source,
         })?;
         changes.push(FileChange {
-            path,
+            path: pth,
             change: "removed",
         });
     }
+    let removed = super::package::remove(site).map_err(|source| ActivateError::Io {
+        path: site.join(super::package::NAME),
+        source,
+    })?;
+    changes.extend(removed.map(|path| FileChange {
+        path,
+        change: "removed",
+    }));
+    changes.extend(remove_legacy(site)?);
     Ok(changes)
+}
+
+/// Removes the single-module reader an earlier hermes-plugins wrote, if there (its docstring
+/// says it is ours).
+fn remove_legacy(site: &Path) -> Result<Option<FileChange>, ActivateError> {
+    let path = site.join(LEGACY_MODULE);
+    let ours = std::fs::read(&path).is_ok_and(|b| b.starts_with(super::package::LEGACY_MARK));
+    if !ours {
+        return Ok(None);
+    }
+    std::fs::remove_file(&path).map_err(|source| ActivateError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(Some(FileChange {
+        path,
+        change: "removed",
+    }))
 }
 
 /// Whether the hook is in `site_packages` (its `.pth` line is).
@@ -380,13 +400,18 @@ mod tests {
     fn activation_is_idempotent_and_deactivation_removes_only_ours() {
         let dir = tempfile::tempdir().unwrap();
         let t = target(Some("0.19.0"), dir.path().to_str().unwrap());
+        // The single-module reader of an earlier hermes-plugins is replaced by the package.
+        let legacy = dir.path().join(LEGACY_MODULE);
+        std::fs::write(&legacy, "\"\"\"Reading a hermes-plugins generation: old\n").unwrap();
         let bin = Path::new("/opt/bin/hermes-plugins");
         let first = activate(&t, bin).unwrap();
-        assert!(first.iter().all(|c| c.change == "written"));
+        let changes: Vec<_> = first.iter().map(|c| c.change).collect();
+        assert_eq!(changes, ["written", "written", "removed"]);
+        assert!(!legacy.exists());
         assert!(is_active(dir.path()));
         let again = activate(&t, bin).unwrap();
-        assert!(again.iter().all(|c| c.change == "unchanged"));
-        // Another binary: the `.pth` line is rewritten to name it, the module left alone.
+        assert!(again.iter().all(|c| c.change == "unchanged"), "{again:?}");
+        // Another binary: the `.pth` line is rewritten to name it, the package left alone.
         let moved = activate(&t, Path::new("/usr/local/bin/hermes-plugins \"new\"")).unwrap();
         let changes: Vec<_> = moved.iter().map(|c| c.change).collect();
         assert_eq!(changes, ["unchanged", "written"]);
@@ -399,9 +424,10 @@ mod tests {
         let removed = deactivate(&t).unwrap();
         assert_eq!(removed.len(), 2);
         assert!(!is_active(dir.path()));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         // A module of that name that is not ours stays.
-        std::fs::write(dir.path().join(MODULE), "print('mine')\n").unwrap();
+        std::fs::write(&legacy, "print('mine')\n").unwrap();
         assert!(deactivate(&t).unwrap().is_empty());
-        assert!(dir.path().join(MODULE).exists());
+        assert!(legacy.exists());
     }
 }

@@ -2,15 +2,17 @@
 //! (`hermes-plugins exec`), and the reference reader of the generation format.
 //!
 //! `exec` leases the current generation ([`crate::generation::lease`]), writes the Python
-//! runtime (two stdlib-only files, embedded here) to `pm/runtime/<digest>/`, and starts the
-//! command with that directory on `PYTHONPATH`. Its `sitecustomize` hands the process to
-//! `hermes_plugins_generation.install()`, which waits until Hermes imports its plugin loader
+//! runtime (a `sitecustomize` and the stdlib-only package [`package`], embedded here) to
+//! `pm/runtime/<digest>/`, and starts the command with that directory on `PYTHONPATH`. Its
+//! `sitecustomize` hands the process to `hermes_plugins_generation.install()`, which waits
+//! until Hermes imports its plugin loader
 //! and then makes it discover `generations/<N>/plugins` instead of `<home>/plugins`, enable
 //! exactly the generation's selection for the profile, append the generation's site-packages
 //! to `sys.path`, and honour only the capabilities the generation records as granted. See
 //! docs/integration.md.
 
 pub mod activate;
+pub mod package;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -19,9 +21,6 @@ use sha2::{Digest, Sha256};
 
 use crate::generation::lease::Lease;
 use crate::home::Layout;
-
-/// The reference reader (docs/generations.md), also the `exec` bootstrap.
-pub const READER: &str = include_str!("hermes_plugins_generation.py");
 
 /// The `sitecustomize` that `exec` puts on `PYTHONPATH`.
 pub const SITECUSTOMIZE: &str = include_str!("sitecustomize.py");
@@ -44,18 +43,24 @@ pub fn unimportable(
     crate::interpreter::ask(python, SCRIPT, &args).map_err(|e| format!("{}: {e}", python.display()))
 }
 
-/// The runtime's files: (name, contents).
-const FILES: [(&str, &str); 2] = [
-    ("hermes_plugins_generation.py", READER),
-    ("sitecustomize.py", SITECUSTOMIZE),
-];
+/// The runtime's files: (path under the runtime directory, contents).
+fn runtime_files() -> Vec<(String, &'static str)> {
+    let mut files = vec![("sitecustomize.py".to_string(), SITECUSTOMIZE)];
+    files.extend(
+        package::FILES
+            .iter()
+            .map(|(name, text)| (format!("{}/{name}", package::NAME), *text)),
+    );
+    files
+}
 
 /// Writes the runtime to `pm/runtime/<digest>/` unless it is there already (a directory per
 /// content, written in a temporary directory and renamed, so a running agent's files never
 /// change). Returns the directory.
 pub fn runtime_dir(layout: &Layout) -> std::io::Result<PathBuf> {
+    let files = runtime_files();
     let mut hash = Sha256::new();
-    for (name, text) in FILES {
+    for (name, text) in &files {
         hash.update(name.as_bytes());
         hash.update([0]);
         hash.update(text.as_bytes());
@@ -64,15 +69,17 @@ pub fn runtime_dir(layout: &Layout) -> std::io::Result<PathBuf> {
     let digest = crate::hash::hex(&hash.finalize()[..8]);
     let root = layout.runtime();
     let dir = root.join(&digest);
-    if FILES
-        .iter()
-        .all(|(name, text)| std::fs::read(dir.join(name)).is_ok_and(|b| b == text.as_bytes()))
-    {
+    let intact = |dir: &Path| {
+        files
+            .iter()
+            .all(|(name, text)| std::fs::read(dir.join(name)).is_ok_and(|b| b == text.as_bytes()))
+    };
+    if intact(&dir) {
         return Ok(dir);
     }
     std::fs::create_dir_all(&root)?;
     let staging = tempfile::Builder::new().prefix(".tmp-").tempdir_in(&root)?;
-    for (name, text) in FILES {
+    for (name, text) in &files {
         crate::files::write_atomically(&staging.path().join(name), text.as_bytes())?;
     }
     let staged = staging.keep();
@@ -81,7 +88,7 @@ pub fn runtime_dir(layout: &Layout) -> std::io::Result<PathBuf> {
         // Another process wrote the same directory first; or a damaged one is in the way.
         Err(_) if dir.is_dir() => {
             let _ = std::fs::remove_dir_all(&staged);
-            for (name, text) in FILES {
+            for (name, text) in &files {
                 if std::fs::read(dir.join(name)).ok().as_deref() != Some(text.as_bytes()) {
                     crate::files::write_atomically(&dir.join(name), text.as_bytes())?;
                 }
@@ -153,11 +160,12 @@ mod tests {
         );
         assert_eq!(runtime_dir(&layout).unwrap(), dir);
         // A damaged copy is mended in place.
-        std::fs::write(dir.join("hermes_plugins_generation.py"), "broken").unwrap();
+        let hook = dir.join(package::NAME).join("hook.py");
+        std::fs::write(&hook, "broken").unwrap();
         assert_eq!(runtime_dir(&layout).unwrap(), dir);
         assert_eq!(
-            std::fs::read_to_string(dir.join("hermes_plugins_generation.py")).unwrap(),
-            READER
+            std::fs::read_to_string(&hook).unwrap(),
+            package::module("hook.py").unwrap()
         );
         let entries: Vec<_> = std::fs::read_dir(layout.runtime()).unwrap().collect();
         assert_eq!(entries.len(), 1, "no staging left behind");

@@ -1,6 +1,7 @@
 """Put on PYTHONPATH by `hermes-plugins exec`: hands the process to the generation reader
 (which acts only once Hermes imports its plugin loader), then runs the sitecustomize this one
 shadows, if any."""
+
 import os
 import sys
 

@@ -16,7 +16,7 @@ use crate::state::settings::{CoreSetting, Settings};
 /// Arguments of `activate` and `deactivate`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  hermes-plugins activate                                  # the recorded core's interpreter, else the `hermes` on PATH\n  hermes-plugins activate --python ~/.hermes/hermes-agent/venv/bin/python\n  hermes-plugins deactivate\n\nThe hook is two files in that interpreter's site-packages (hermes_plugins_activate.pth and hermes_plugins_generation.py). Every process of that Hermes then reads the current generation of its HERMES_HOME (else ~/.hermes) as under `exec`; a home with nothing published is left exactly as it is."
+    after_help = "Examples:\n  hermes-plugins activate                                  # the recorded core's interpreter, else the `hermes` on PATH\n  hermes-plugins activate --python ~/.hermes/hermes-agent/venv/bin/python\n  hermes-plugins deactivate\n\nThe hook is two entries in that interpreter's site-packages (hermes_plugins_activate.pth and the package hermes_plugins_generation/). Every process of that Hermes then reads the current generation of its HERMES_HOME (else ~/.hermes) as under `exec`; a home with nothing published is left exactly as it is."
 )]
 pub struct ActivateArgs {
     /// The interpreter Hermes runs with [default: the recorded core's (`--core installed:PY`),
@@ -149,7 +149,7 @@ mod tests {
     use clap::CommandFactory;
 
     /// The hook finds the plugin a routed `hermes plugins …` line names by skipping option
-    /// values (`_VALUED` in the reader): it must know every option of the routed commands
+    /// values (`VALUED` in the package's `routing.py`): it must know every option of the routed commands
     /// that takes its value as the next argument.
     #[test]
     fn the_hook_knows_every_option_of_the_routed_commands_that_takes_a_value() {
@@ -169,8 +169,8 @@ mod tests {
                 }
             }
         }
-        let reader = crate::agent::READER;
-        let start = reader.find("_VALUED = frozenset((").unwrap();
+        let reader = crate::agent::package::module("routing.py").unwrap();
+        let start = reader.find("VALUED = frozenset((").unwrap();
         let end = start + reader[start..].find("))").unwrap();
         let listed: BTreeSet<String> = reader[start..end]
             .split('"')
@@ -179,7 +179,7 @@ mod tests {
             .map(String::from)
             .collect();
         let missing: Vec<_> = valued.difference(&listed).collect();
-        assert!(missing.is_empty(), "_VALUED lacks {missing:?}");
+        assert!(missing.is_empty(), "VALUED lacks {missing:?}");
         assert!(listed.contains("--grant") && listed.contains("--ref"));
     }
 }

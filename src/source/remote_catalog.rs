@@ -259,19 +259,12 @@ fn describe_age(age: Duration) -> String {
 }
 
 /// Replaces `slot` with the directory `fresh` (both under the same cache directory). If the
-/// new copy cannot take its place, the old one is put back: a failed refresh never leaves
-/// the slot empty.
+/// new copy cannot take its place, the old one stays: a failed refresh never leaves the slot
+/// empty.
 fn swap_in(fresh: &Path, slot: &Path) -> Result<(), Refresh> {
-    if slot.exists() {
-        let old = slot.with_extension(format!("old-{}", std::process::id()));
-        std::fs::rename(slot, &old).map_err(cache_error(slot))?;
-        if let Err(e) = std::fs::rename(fresh, slot) {
-            let _ = std::fs::rename(&old, slot);
-            return Err(cache_error(slot)(e));
-        }
+    let old = crate::files::replace_dir(fresh, slot).map_err(cache_error(slot))?;
+    if let Some(old) = old {
         let _ = crate::store::remove_tree(&old);
-    } else {
-        std::fs::rename(fresh, slot).map_err(cache_error(slot))?;
     }
     Ok(())
 }

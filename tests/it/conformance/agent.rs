@@ -235,6 +235,7 @@ fn an_unmodified_hermes_runs_exactly_the_leased_generation() {
 const READER_CHECK: &str = r##"
 import dataclasses, json, os, sys, types
 import hermes_plugins_generation as g
+from hermes_plugins_generation import capabilities
 
 home = sys.argv[1]
 directory, lease = g.acquire(home)
@@ -258,7 +259,7 @@ class _TrustPolicy:
 
 llm = types.ModuleType("agent.plugin_llm")
 llm._resolve_trust_policy = lambda pid: _TrustPolicy(pid, True, True)
-g._patch_llm(llm, plan)
+capabilities.patch_llm(llm, plan)
 policy = llm._resolve_trust_policy("keyed")
 out["llm"] = [policy.allow_provider_override, policy.allow_model_override]
 out["llm_unmanaged"] = dataclasses.astuple(llm._resolve_trust_policy("elsewhere"))[1:]
@@ -302,13 +303,10 @@ fn the_reference_reader_reads_what_env_prints() {
         "--grant",
         "llm.model_override",
     ]);
+    // The package as the binary embeds it, alone on the path.
     let reader_dir = w.tmp.path().join("reader");
     std::fs::create_dir_all(&reader_dir).unwrap();
-    std::fs::write(
-        reader_dir.join("hermes_plugins_generation.py"),
-        include_str!("../../../src/agent/hermes_plugins_generation.py"),
-    )
-    .unwrap();
+    assert!(hermes_plugins::agent::package::place(&reader_dir).unwrap());
     let read = |home: &Path| -> Value {
         let out = std::process::Command::new("python3")
             .args(["-c", READER_CHECK, home.to_str().unwrap()])
