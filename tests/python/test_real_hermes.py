@@ -1,5 +1,6 @@
 """The patches inside the real Hermes releases: each interpreter of
-``HERMES_PLUGINS_TEST_PYTHONS`` (``:``-separated; `.ci/run` names 0.19.0 and 0.22.2) runs
+``HERMES_PLUGINS_TEST_PYTHONS`` (``:``-separated; `.ci/run` names 0.19.0, the eight
+0.20.0 – 0.21.5 packagings and 0.22.2) runs
 Hermes's own loaders with the package on its path and a generation written here. Without the
 variable these tests skip, unless ``HERMES_PLUGINS_REQUIRE_HERMES`` is set, when they fail.
 The whole round trip through the binary (install, exec, activate) is tests/it's."""
