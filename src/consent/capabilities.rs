@@ -31,9 +31,14 @@ impl Grants {
     }
 }
 
-/// Where a plugin comes from, as its grants record it: the normalised repository URL (with
-/// the subdirectory), else the directory it was copied from.
+/// Where a plugin comes from, as its grants record it: `pypi:<name>` for a distribution from
+/// the package index, the normalised repository URL (with the subdirectory), else the
+/// directory it was copied from.
 pub fn origin(source: &crate::source::Provenance) -> String {
+    // A distribution is the same source whatever release or file: its name on the index.
+    if let Some(package) = &source.package {
+        return format!("pypi:{}", package.name);
+    }
     match &source.url {
         Some(url) => {
             let repo = crate::catalog::url::normalize(url);

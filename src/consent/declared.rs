@@ -28,7 +28,8 @@ impl Declared {
     /// Reads what the plugin in `dir` declares.
     pub fn read(dir: &Path) -> Declared {
         let mut d = Declared::default();
-        if let Ok(loaded) = package::load_dir(dir, Mode::Runtime)
+        let loaded = package::load_dir(dir, Mode::Runtime).ok();
+        if let Some(loaded) = &loaded
             && let Content::Native(n) = &loaded.content
             && let Some(m) = &n.manifest
         {
@@ -56,6 +57,22 @@ impl Declared {
                     )
                 })
                 .collect();
+        }
+        if let Some(loaded) = &loaded
+            && let Content::Pip(p) = &loaded.content
+            && let Some(plugin) = p.plugins.first()
+        {
+            // A distribution declares capabilities as Hermes 0.22 reads them: entries
+            // `<plugin-id>.<capability-id>` of `hermes_agent.plugin_capabilities` pointing at
+            // the plugin's own object; its requirement on `hermes-agent` is one on core.
+            let prefix = format!("{}.", plugin.name);
+            d.capabilities = p
+                .capabilities
+                .iter()
+                .filter(|c| c.value == plugin.value)
+                .filter_map(|c| c.name.strip_prefix(&prefix).map(str::to_string))
+                .collect();
+            d.requires_hermes = p.requires_hermes.clone().filter(|s| !s.is_empty());
         }
         d
     }

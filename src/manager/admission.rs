@@ -150,12 +150,31 @@ pub(super) fn validate(dir: &Path, shown: &str, force: bool) -> Result<Validated
     let loaded = package::load_dir(dir, Mode::Validate).map_err(|e| {
         ManagerError::coded(Code::Invalid, format!("{shown}: not a plugin package: {e}"))
     })?;
-    if let Content::Pip(p) = &loaded.content {
+    if let Content::Pip(p) = &loaded.content
+        && matches!(p.source, crate::package::pip::PipSource::Project)
+    {
         return Err(ManagerError::Refused(format!(
-            "{shown} is a pip-distributed plugin ({}): Hermes discovers it through its entry points once it is installed with pip into the environment Hermes runs in; hermes-plugins installs plugin directories (plugin.yaml or plugin.json)",
-            p.project.as_deref().unwrap_or("a Python project")
+            "{shown} is the source of a pip-distributed plugin ({}): install its release from the package index (`hermes-plugins install pypi:{}`), which Hermes discovers through its entry points; from source trees hermes-plugins installs plugin directories (plugin.yaml or plugin.json)",
+            p.project.as_deref().unwrap_or("a Python project"),
+            p.project.as_deref().unwrap_or("NAME")
         )));
     }
+    if let Content::Pip(p) = &loaded.content
+        && p.plugins.is_empty()
+    {
+        return Err(ManagerError::coded(
+            Code::Invalid,
+            format!(
+                "{shown} ({}) registers no Hermes plugin: it has no `hermes_agent.plugins` entry point, so Hermes would never load it (a library, or a tool with an installer of its own, is not a plugin)",
+                p.project.as_deref().unwrap_or("a Python distribution")
+            ),
+        ));
+    }
+    // The files findings name are in the package root (a wheel's unpacked copy).
+    let files_root = loaded
+        .root
+        .as_ref()
+        .map_or_else(|| dir.to_path_buf(), |r| r.path().to_path_buf());
     let outcome =
         check::run(&loaded, &check::Context::default()).map_err(ManagerError::environment)?;
     let blocking: Vec<BlockingFinding> = outcome
@@ -164,7 +183,7 @@ pub(super) fn validate(dir: &Path, shown: &str, force: bool) -> Result<Validated
         .flat_map(|a| a.security.iter().filter(|f| f.blocks()))
         .map(|f| BlockingFinding {
             id: f.id(),
-            sha256: crate::hash::sha256_file_bounded(&dir.join(&f.file), 1 << 40)
+            sha256: crate::hash::sha256_file_bounded(&files_root.join(&f.file), 1 << 40)
                 .map(|d| crate::hash::hex(&d))
                 .unwrap_or_default(),
             shown: format!(

@@ -72,6 +72,15 @@ fn fetch(
     scratch: &Path,
     feedback: &mut dyn Feedback,
 ) -> Result<Fetched, ManagerError> {
+    if let SourceSpec::Pypi { requirement } = spec {
+        if let Some(rev) = rev {
+            return Err(ManagerError::Usage(format!(
+                "--ref {rev} applies to git sources; {} names its release by version (`pypi:NAME==VERSION`)",
+                spec.display()
+            )));
+        }
+        return super::pypi::fetch(cx, spec, requirement, scratch, feedback);
+    }
     feedback.phase(&format!("fetching {}", spec.display()));
     let fetched = source::fetch(spec, rev, &cx.fetch, scratch, &mut |r, t| {
         feedback.transfer(r, t)
@@ -241,7 +250,7 @@ fn prepare(
 /// refused before anything is copied, naming each plugin directory with the command that
 /// installs it — never the scratch path it was fetched into.
 fn refuse_plugin_collection(spec: &SourceSpec, fetched: &Fetched) -> Result<(), ManagerError> {
-    if package::discover::manifest_kind(&fetched.dir).is_some() {
+    if package::discover::package_dir_kind(&fetched.dir).is_some() {
         return Ok(());
     }
     let inside = package::discover::plugin_dirs_within(&fetched.dir);
@@ -349,7 +358,8 @@ impl Drop for DryStore {
     }
 }
 
-/// The Python requirements the package manager installs for a plugin (its manifest's).
+/// The Python requirements the package manager installs for a plugin (its manifest's; for a
+/// wheel, the distribution itself — its own dependencies come with it).
 fn managed_requirements(loaded: &package::LoadedPackage) -> Vec<String> {
     match &loaded.content {
         Content::Native(n) => n
@@ -358,7 +368,10 @@ fn managed_requirements(loaded: &package::LoadedPackage) -> Vec<String> {
             .iter()
             .map(|r| r.raw.clone())
             .collect(),
-        Content::Portable(_) | Content::Pip(_) => Vec::new(),
+        Content::Pip(p) => crate::resolve::inputs::wheel_requirement(p)
+            .into_iter()
+            .collect(),
+        Content::Portable(_) => Vec::new(),
     }
 }
 
@@ -688,9 +701,9 @@ pub struct UpdateItem {
     pub key: String,
     /// `updated`, `unchanged`, `pinned` (skipped) or `would-update` (dry run).
     pub status: String,
-    /// Commit before.
+    /// Commit before (the version, for a distribution from the package index).
     pub from: Option<String>,
-    /// Commit after.
+    /// Commit after (likewise).
     pub to: Option<String>,
     /// What the new version adds and removes (CAP-7), when it changed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -763,8 +776,8 @@ fn fetch_updates(
             items.push(UpdateItem {
                 key,
                 status: "pinned".into(),
-                from: old.source.commit.clone(),
-                to: old.source.commit.clone(),
+                from: old.source.revision(),
+                to: old.source.revision(),
                 surface: None,
             });
             continue;
@@ -902,8 +915,8 @@ pub fn update(
         items.push(UpdateItem {
             key: key.clone(),
             status: status.into(),
-            from: old.source.commit.clone(),
-            to: new.source.commit.clone(),
+            from: old.source.revision(),
+            to: new.source.revision(),
             surface,
         });
         if new.tree != old.tree {

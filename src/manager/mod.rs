@@ -15,6 +15,7 @@ pub mod generations;
 pub mod install;
 pub mod outdated;
 pub mod plan;
+pub mod pypi;
 pub mod query;
 pub mod resolution;
 pub mod views;
@@ -402,7 +403,8 @@ pub fn check_removed_source(
             (None, Some(format!("https://github.com/{owner}/{repo}")))
         }
         SourceSpec::Git { url, .. } => (None, Some(url.clone())),
-        SourceSpec::Path { .. } => (None, None),
+        // A directory or a distribution is checked by its plugin name once read.
+        SourceSpec::Path { .. } | SourceSpec::Pypi { .. } => (None, None),
     };
     if name.is_none() && repo.is_none() {
         return Ok(());

@@ -21,10 +21,10 @@ pub struct PluginStatus {
     pub key: String,
     /// The source as the user gave it.
     pub source: String,
-    /// The commit installed.
+    /// The commit installed (the version, for a distribution from the package index).
     pub current: Option<String>,
     /// The commit `update` would move to: the catalog pin, the tracked branch's head, or the
-    /// local directory's `HEAD`.
+    /// local directory's `HEAD` (the version a fresh resolution picks, for the package index).
     pub latest: Option<String>,
     /// The highest version-like tag of a git source (`v1.2.0`), when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,6 +99,18 @@ fn plugin_status(cx: &Context, p: &InstalledPlugin) -> PluginStatus {
                 return row;
             }
         },
+        SourceSpec::Pypi { requirement } => {
+            // Versions, not commits: the release installed against the one a resolution of
+            // the same requirement picks now.
+            row.current = p.source.package.as_ref().map(|pin| pin.version.clone());
+            match super::pypi::release(cx, &p.source.spec, requirement) {
+                Ok(release) => row.latest = Some(release.version),
+                Err(e) => {
+                    row.note = Some(e.to_string());
+                    return row;
+                }
+            }
+        }
         SourceSpec::Github { .. } | SourceSpec::Git { .. } => {
             let Some(url) = &p.source.url else {
                 row.note = Some("no repository URL is recorded".into());

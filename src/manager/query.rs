@@ -249,7 +249,7 @@ pub fn env(cx: &Context) -> Result<EnvView, ManagerError> {
             env: None,
             mcp_servers: None,
         };
-        if p.kind == crate::package::Kind::Portable {
+        if p.format == crate::package::Format::Portable {
             let data = cx
                 .layout
                 .plugin_data(&p.key)

@@ -234,6 +234,7 @@ fn store_plugins(req: &BuildRequest, root: &Path) -> Result<Vec<GenPlugin>, Buil
                 commit: pin.rev.clone(),
                 dirty: false,
                 catalog: None,
+                package: None,
                 reviewed: false,
             },
             commit: pin.rev.clone(),

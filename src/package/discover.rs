@@ -100,6 +100,27 @@ pub fn manifest_kind(dir: &Path) -> Option<ManifestKind> {
     }
 }
 
+/// The kind of one package directory given on its own (a fetched or stored package, not a
+/// directory met while walking a root): a plugin directory ([`manifest_kind`]), or a
+/// directory holding one wheel ([`wheel_tree`]). A root's wheels are not plugins by
+/// themselves (`fixtures/demo/wheels`, a `--find-links` directory).
+pub fn package_dir_kind(dir: &Path) -> Option<ManifestKind> {
+    manifest_kind(dir).or_else(|| wheel_tree(dir).map(|_| ManifestKind::Wheel))
+}
+
+/// The wheel of a directory that holds exactly one regular `*.whl` file and nothing else: how
+/// the store keeps a plugin installed from the package index.
+pub fn wheel_tree(dir: &Path) -> Option<PathBuf> {
+    let mut entries = fs::read_dir(dir).ok()?;
+    let only = entries.next()?.ok()?;
+    if entries.next().is_some() {
+        return None;
+    }
+    let name = only.file_name();
+    let is_wheel = name.to_str().is_some_and(|n| n.ends_with(".whl"));
+    (is_wheel && only.file_type().ok()?.is_file()).then(|| only.path())
+}
+
 /// Finds the plugins at `path`: the plugin itself, or the plugins of a plugins root.
 /// A path to a manifest file stands for its directory.
 pub fn discover(path: &Path) -> io::Result<Discovery> {

@@ -386,7 +386,7 @@ fn outside_package(outside: &Outside) -> LoadedPackage {
 /// Loads the plugin in `dir` (a single plugin directory, not a root of plugins), keyed by its
 /// name as a flat plugin. Fails if `dir` has no `plugin.yaml`, `plugin.yml` or `plugin.json`.
 pub fn load_dir(dir: &Path, mode: Mode) -> io::Result<LoadedPackage> {
-    let manifest = discover::manifest_kind(dir).ok_or_else(|| {
+    let manifest = discover::package_dir_kind(dir).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::NotFound,
             format!(
@@ -395,9 +395,14 @@ pub fn load_dir(dir: &Path, mode: Mode) -> io::Result<LoadedPackage> {
             ),
         )
     })?;
+    // A wheel tree is loaded as its wheel.
+    let dir = match manifest {
+        discover::ManifestKind::Wheel => discover::wheel_tree(dir).unwrap_or_else(|| dir.into()),
+        _ => dir.to_path_buf(),
+    };
     Ok(load(
         &Candidate {
-            dir: dir.to_path_buf(),
+            dir,
             category: None,
             manifest,
         },
@@ -537,6 +542,7 @@ fn load_pip(candidate: &Candidate, dir_name: &str) -> LoadedPackage {
         },
     };
     let package = package.unwrap_or_else(|| PipPackage {
+        requires_hermes: None,
         source: pip::PipSource::Project,
         project: None,
         version: None,

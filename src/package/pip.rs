@@ -72,6 +72,9 @@ pub struct PipPackage {
     pub plugins: Vec<EntryPoint>,
     /// `hermes_agent.plugin_capabilities` entry points.
     pub capabilities: Vec<EntryPoint>,
+    /// The version specifiers of its unconditional `Requires-Dist` on `hermes-agent` (a
+    /// wheel's): a requirement on core, judged against core and never installed.
+    pub requires_hermes: Option<String>,
     /// The directory (relative to the package root) the modules live in (`.` or `src`).
     pub module_root: String,
 }
@@ -216,6 +219,7 @@ pub fn read_project(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> Option<Pip
         "."
     };
     Some(PipPackage {
+        requires_hermes: None,
         source: PipSource::Project,
         project: project.name,
         version: project.version,
@@ -258,6 +262,33 @@ fn parse_entry_points(
         }
     }
     (plugins, capabilities)
+}
+
+/// The specifiers of a METADATA's unconditional `Requires-Dist` on `hermes-agent` (`>=0.18.2`;
+/// `""` for any version), if it has one; several are joined as one set.
+fn requires_hermes(metadata: &str) -> Option<String> {
+    let mut found: Option<Vec<String>> = None;
+    for line in metadata.lines().take_while(|l| !l.is_empty()) {
+        let Some(value) = line.strip_prefix("Requires-Dist:") else {
+            continue;
+        };
+        let Ok(requirement) = <uv_pep508::Requirement as std::str::FromStr>::from_str(value.trim())
+        else {
+            continue;
+        };
+        if requirement.name.as_ref() != "hermes-agent" || !requirement.marker.is_true() {
+            continue;
+        }
+        let specifiers = match requirement.version_or_url {
+            Some(uv_pep508::VersionOrUrl::VersionSpecifier(s)) => s.to_string(),
+            _ => String::new(),
+        };
+        let all = found.get_or_insert_with(Vec::new);
+        if !specifiers.is_empty() {
+            all.push(specifiers);
+        }
+    }
+    found.map(|all| all.join(", "))
 }
 
 /// A wheel entry that could not be unpacked, naming it.
@@ -331,6 +362,7 @@ pub fn read_wheel(path: &Path, out: &mut Vec<Diagnostic>) -> Result<(PipPackage,
     let dir = tmp.path().to_path_buf();
     Ok((
         PipPackage {
+            requires_hermes: requires_hermes(&metadata),
             project: field("Name"),
             version: field("Version"),
             description: field("Summary"),
@@ -359,6 +391,20 @@ mod tests {
         );
         assert_eq!(split_value("my-pkg"), None);
         assert_eq!(split_value(""), None);
+    }
+
+    #[test]
+    fn a_requirement_on_hermes_agent_is_read_as_one_on_core() {
+        let metadata = "Name: x\nRequires-Dist: httpx>=0.27\nRequires-Dist: hermes-agent (>=0.18.2)\nRequires-Dist: hermes-agent<0.23\nRequires-Dist: hermes-agent[web]==0.1; extra == \"dev\"\n\nRequires-Dist: hermes-agent==9 (the body)\n";
+        assert_eq!(
+            requires_hermes(metadata).as_deref(),
+            Some(">=0.18.2, <0.23")
+        );
+        assert_eq!(
+            requires_hermes("Requires-Dist: hermes-agent\n").as_deref(),
+            Some("")
+        );
+        assert_eq!(requires_hermes("Requires-Dist: httpx\n"), None);
     }
 
     #[test]

@@ -889,11 +889,16 @@ impl Session {
         let resolver_env =
             ResolverEnvironment::specific(self.interpreter.to_resolver_marker_environment());
         let python_requirement = PythonRequirement::from_interpreter(&self.interpreter);
+        // `hermes-agent` is core, never a package to install: a plugin's dependency on it
+        // (direct, or of a distribution it requires) is judged against core, not resolved.
+        let hermes_agent = PackageName::from_str("hermes-agent").expect("a valid package name");
         let manifest = Manifest::new(
             requirements,
             Constraints::from_requirements(constraints.into_iter()),
             Overrides::default(),
-            Excludes::default(),
+            Excludes::from_entries([uv_configuration::ExcludeDependency::Dependency(
+                hermes_agent,
+            )]),
             preferences,
             None,
             BTreeSet::new(),

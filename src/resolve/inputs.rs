@@ -378,6 +378,17 @@ fn hex_sha256(bytes: &[u8]) -> String {
     crate::hash::sha256_hex(bytes)
 }
 
+/// The requirement that installs a plugin that is a wheel: `name==version` of its
+/// distribution (None for a project directory, which is not installed from a wheel).
+pub fn wheel_requirement(pip: &crate::package::pip::PipPackage) -> Option<String> {
+    match (&pip.source, &pip.project, &pip.version) {
+        (crate::package::pip::PipSource::Wheel { .. }, Some(name), Some(version)) => {
+            Some(format!("{name}=={version}"))
+        }
+        _ => None,
+    }
+}
+
 /// Loads a plugin directory's managed requirements.
 pub fn plugin_from_dir(dir: &Path) -> Result<PluginInput, InputError> {
     let loaded = package::load_dir(dir, Mode::Runtime).map_err(|e| InputError::Plugin {
@@ -392,6 +403,23 @@ pub fn plugin_from_dir(dir: &Path) -> Result<PluginInput, InputError> {
         requirements: Vec::new(),
         excluded: Vec::new(),
     };
+    if let Content::Pip(pip) = &loaded.content {
+        // A wheel tree: the distribution itself, by name and version (its dependencies come
+        // from its metadata; `manager::pypi::check_locked_wheels` holds the lock to the file).
+        if let Some(raw) = wheel_requirement(pip) {
+            let requirement =
+                Requirement::<VerbatimUrl>::from_str(&raw).map_err(|e| InputError::Plugin {
+                    path: dir.to_path_buf(),
+                    message: format!("{raw}: {e}"),
+                })?;
+            input.requirements.push(Labelled {
+                source: source.clone(),
+                raw,
+                requirement,
+            });
+        }
+        return Ok(input);
+    }
     let Content::Native(native) = &loaded.content else {
         // Portable packages import no Python.
         return Ok(input);

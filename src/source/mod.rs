@@ -57,8 +57,36 @@ pub struct Provenance {
     /// The catalog entry, for catalog sources.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog: Option<CatalogPin>,
+    /// The distribution and the very wheel installed, for `pypi:` sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<PackagePin>,
     /// Whether the source went through catalog review; everything else is "unreviewed".
     pub reviewed: bool,
+}
+
+impl Provenance {
+    /// What `update` moves: the commit of a git source or copied directory, the version of a
+    /// distribution from the package index.
+    pub fn revision(&self) -> Option<String> {
+        self.commit
+            .clone()
+            .or_else(|| self.package.as_ref().map(|p| p.version.clone()))
+    }
+}
+
+/// The wheel of a plugin that is a Python distribution: what was validated and stored, and
+/// what the generation's environment must install (the lock's file for that distribution has
+/// to be this one, byte for byte).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackagePin {
+    /// The distribution's name (normalised, PEP 503).
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// The wheel's file name.
+    pub filename: String,
+    /// The wheel's sha256 (hex).
+    pub sha256: String,
 }
 
 /// A fetched plugin: its directory (inside the scratch directory) and provenance.
@@ -86,6 +114,9 @@ pub enum FetchError {
     /// `--ref` with a source that has no revisions.
     #[error("--ref applies to git sources; {0} is a local directory")]
     RefOnPath(String),
+    /// A package-index source, which the resolver fetches (`manager::pypi`), not this module.
+    #[error("{0} comes from the package index: it is fetched through the resolver")]
+    FromIndex(String),
     /// `--ref` with a catalog source (the catalog pins the commit).
     #[error(
         "--ref cannot be combined with catalog entry `{0}`: the catalog pins its commit (install from the repository URL to pin another revision)"
@@ -158,6 +189,7 @@ pub fn fetch(
                     commit,
                     dirty,
                     catalog: None,
+                    package: None,
                     reviewed: false,
                 },
             })
@@ -180,6 +212,7 @@ pub fn fetch(
                     commit: Some(checkout.commit),
                     dirty: false,
                     catalog: Some(pin),
+                    package: None,
                     reviewed: true,
                 },
             })
@@ -200,6 +233,7 @@ pub fn fetch(
             &checkout_dir,
             progress,
         ),
+        SourceSpec::Pypi { .. } => Err(FetchError::FromIndex(spec.display())),
     }
 }
 
@@ -226,6 +260,7 @@ fn fetch_git(
             commit: Some(checkout.commit),
             dirty: false,
             catalog: None,
+            package: None,
             reviewed: false,
         },
     })

@@ -1,5 +1,6 @@
 //! What the user typed after `install`: a catalog name, `owner/repo[/subdir]`, a git URL with
-//! an optional `#subdir`, or a local directory (SRC-1).
+//! an optional `#subdir`, a local directory (SRC-1), or a Python distribution on the package
+//! index, `pypi:NAME[==VERSION | SPECIFIERS]`, that registers through Hermes's entry points.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -37,6 +38,12 @@ pub enum SourceSpec {
         /// The directory (absolute).
         dir: PathBuf,
     },
+    /// A distribution on the package index (`pypi:NAME[extras][specifiers]`): its wheel is the
+    /// plugin, installed into the generation's environment.
+    Pypi {
+        /// The PEP 508 requirement as typed, without the `pypi:` prefix (no URL, no marker).
+        requirement: String,
+    },
 }
 
 /// Why a source string was not understood.
@@ -44,7 +51,7 @@ pub enum SourceSpec {
 pub enum SpecError {
     /// Nothing matched.
     #[error(
-        "`{0}` is not a source: use a catalog name (`weather`), `owner/repo[/subdir]`, a git URL (`https://host/repo.git#subdir`) or a directory (`./my-plugin`)"
+        "`{0}` is not a source: use a catalog name (`weather`), `owner/repo[/subdir]`, a git URL (`https://host/repo.git#subdir`), a directory (`./my-plugin`) or a package on the index (`pypi:NAME`)"
     )]
     Unrecognised(String),
     /// A subdirectory that would leave the repository.
@@ -55,6 +62,30 @@ pub enum SpecError {
     /// A local path that is not a directory.
     #[error("{0}: not a directory")]
     NotADirectory(String),
+    /// `pypi:` followed by something that is not a requirement on a distribution by name.
+    #[error(
+        "`pypi:{0}` is not a package requirement: {1} (write `pypi:NAME`, `pypi:NAME==1.2.0` or `pypi:NAME>=1.2,<2`)"
+    )]
+    BadRequirement(String, String),
+}
+
+/// The requirement of a `pypi:` source, checked: a distribution by name with optional extras
+/// and version specifiers — no direct URL (the index is where it comes from) and no
+/// environment marker (a plugin is installed or not).
+pub fn pypi_requirement(text: &str) -> Result<uv_pep508::Requirement, SpecError> {
+    let bad = |why: String| SpecError::BadRequirement(text.to_string(), why);
+    let requirement = <uv_pep508::Requirement as std::str::FromStr>::from_str(text)
+        .map_err(|e| bad(e.message.to_string()))?;
+    if matches!(
+        requirement.version_or_url,
+        Some(uv_pep508::VersionOrUrl::Url(_))
+    ) {
+        return Err(bad("a direct URL is not an index package".to_string()));
+    }
+    if !requirement.marker.is_true() {
+        return Err(bad("an environment marker has no meaning here".to_string()));
+    }
+    Ok(requirement)
 }
 
 fn is_catalog_name(s: &str) -> bool {
@@ -122,6 +153,13 @@ pub fn parse(text: &str, cwd: &Path, home: Option<&Path>) -> Result<SourceSpec, 
     let text = text.trim();
     if text.is_empty() {
         return Err(SpecError::Unrecognised(text.to_string()));
+    }
+    if let Some(requirement) = text.strip_prefix("pypi:") {
+        let requirement = requirement.trim();
+        pypi_requirement(requirement)?;
+        return Ok(SourceSpec::Pypi {
+            requirement: requirement.to_string(),
+        });
     }
     if text.contains("://") || text.starts_with("git@") {
         let (url, subdir) = match text.split_once('#') {
@@ -191,6 +229,7 @@ impl SourceSpec {
                 }
             }
             SourceSpec::Path { dir } => dir.display().to_string(),
+            SourceSpec::Pypi { requirement } => format!("pypi:{requirement}"),
         }
     }
 
@@ -203,7 +242,7 @@ impl SourceSpec {
             None => sub.to_string(),
         };
         match self {
-            SourceSpec::Catalog { .. } => None,
+            SourceSpec::Catalog { .. } | SourceSpec::Pypi { .. } => None,
             SourceSpec::Github {
                 owner,
                 repo,
@@ -275,6 +314,15 @@ mod tests {
                 dir: PathBuf::from("/")
             }
         );
+        let pypi = p("pypi:Mnemosyne-Hermes[embeddings]>=0.7,<1").unwrap();
+        assert_eq!(
+            pypi,
+            SourceSpec::Pypi {
+                requirement: "Mnemosyne-Hermes[embeddings]>=0.7,<1".into()
+            }
+        );
+        assert_eq!(pypi.display(), "pypi:Mnemosyne-Hermes[embeddings]>=0.7,<1");
+        assert_eq!(pypi.with_subdir("x"), None);
     }
 
     #[test]
@@ -299,5 +347,17 @@ mod tests {
             p("./definitely-missing"),
             Err(SpecError::NotADirectory(_))
         ));
+        for bad in [
+            "pypi:",
+            "pypi:not a name",
+            "pypi:sky @ https://x/sky.whl",
+            "pypi:sky; python_version < '3'",
+        ] {
+            let error = p(bad).unwrap_err();
+            assert!(
+                matches!(error, SpecError::BadRequirement(..)),
+                "{bad}: {error}"
+            );
+        }
     }
 }

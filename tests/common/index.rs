@@ -252,7 +252,8 @@ pub fn normalize(name: &str) -> String {
     out
 }
 
-fn sha256_hex(data: &[u8]) -> String {
+/// The hex sha256 of `data`.
+pub fn sha256_hex(data: &[u8]) -> String {
     Sha256::digest(data)
         .iter()
         .map(|b| format!("{b:02x}"))

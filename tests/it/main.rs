@@ -19,6 +19,7 @@ mod nix;
 mod printer;
 mod probe;
 mod properties;
+mod pypi;
 mod python_checks;
 mod resolve;
 mod resolve_engine;

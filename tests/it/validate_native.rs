@@ -747,7 +747,7 @@ fn a_refused_pip_plugin_is_named_as_given() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("fixtures/pip/no-register is a pip-distributed plugin"),
+        err.contains("fixtures/pip/no-register is the source of a pip-distributed plugin"),
         "{err}"
     );
     assert!(!err.contains("pm/tmp"), "{err}");

@@ -77,6 +77,12 @@ pub(super) fn resolve(
             outcome?.lock
         }
     };
+    // Plugins that are wheels from the package index install the very file validated.
+    let wheels: Vec<(&str, &crate::source::PackagePin)> = plugins
+        .iter()
+        .filter_map(|p| p.source.package.as_ref().map(|pin| (p.key.as_str(), pin)))
+        .collect();
+    crate::manager::pypi::check_locked_wheels(&lock, &wheels)?;
     if cx.lock_mode == LockMode::Locked {
         let diff = match current {
             Some(d) => LockDiff::between(&d.lock, &lock),

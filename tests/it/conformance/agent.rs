@@ -25,7 +25,7 @@ def snapshot():
     plugins = {
         key: {"enabled": p.enabled, "error": p.error, "tools": sorted(p.tools_registered)}
         for key, p in get_plugin_manager()._plugins.items()
-        if p.manifest.source == "user"
+        if p.manifest.source in ("user", "entrypoint")
     }
     out = {"plugins": plugins, "tools": {}}
     for name in sys.argv[1:]:
@@ -1090,4 +1090,58 @@ print(json.dumps({"ran": ran, "entries": entries}))
     );
     assert!(tree_of(&w.pm()) == before, "hermes pm changed <home>/pm");
     assert_eq!(std::fs::read(w.home.join("config.yaml")).unwrap(), config);
+}
+
+/// A plugin that is a Python distribution from the package index (`install pypi:…`): its
+/// wheel goes into the generation's environment only; Hermes finds it by its entry point there
+/// and loads it while the profile enables it; its requirement on `hermes-agent` is judged
+/// against the core, never installed.
+#[test]
+fn a_plugin_from_the_package_index_loads_from_the_generation() {
+    let Some(python) = hermes_python() else {
+        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the PyPI plugin agent test");
+        return;
+    };
+    let w = crate::pypi::pypi_world();
+    let script = w.tmp.path().join("run_hermes.py");
+    std::fs::write(&script, AGENT).unwrap();
+    w.ok(&["install", "pypi:hermes-sky", "--enable", "--yes-deps"]);
+    let seen = snapshot(&w, &python, &script);
+    assert_eq!(seen["tools"]["sky_tool"], "skylib 1.0.0", "{seen:#}");
+    assert_eq!(enabled(&seen), ["sky"], "{seen:#}");
+    // Nothing went into Hermes's own environment.
+    let own = std::process::Command::new(&python)
+        .args([
+            "-c",
+            "import importlib.util; print(importlib.util.find_spec('hermes_sky'))",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&own.stdout).trim(), "None");
+
+    w.ok(&["disable", "sky"]);
+    let seen = snapshot(&w, &python, &script);
+    assert_eq!(enabled(&seen), Vec::<String>::new(), "{seen:#}");
+    assert!(
+        seen["tools"]["sky_tool"]
+            .as_str()
+            .is_some_and(|s| s.contains("Unknown tool")),
+        "{seen:#}"
+    );
+
+    // Against this Hermes as core, a distribution excluding its release is refused by name.
+    let core = format!("installed:{}", python.display());
+    let (code, _, err) = w.run(&[
+        "install",
+        "pypi:hermes-ancient",
+        "--enable",
+        "--yes-deps",
+        "--core",
+        &core,
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("`ancient` requires Hermes <0.13, but the core is"),
+        "{err}"
+    );
 }

@@ -1,0 +1,202 @@
+//! `install pypi:NAME[…]`: plugins that are Python distributions on the package index (the
+//! loopback test index), registering through Hermes's `hermes_agent.plugins` entry point.
+//! Whether Hermes then loads them from the generation is `conformance::agent`'s.
+
+use crate::common;
+
+use common::index::{TestIndex, Wheel};
+use common::world::*;
+use serde_json::Value;
+
+/// The plugin's module: a tool backed by the distribution's own dependency.
+pub const SKY_PLUGIN: &str = "def _tool(args, **kwargs):\n    import skylib\n    return \"skylib \" + skylib.__version__\n\ndef register(ctx):\n    ctx.register_tool(name=\"sky_tool\", toolset=\"sky\", schema={\"name\": \"sky_tool\", \"description\": \"sky\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}, handler=_tool)\n";
+
+/// `hermes-sky` at `version`: the entry point `sky`, a dependency on `skylib` and one on
+/// `hermes-agent` (core: never installed; the test index has no such package).
+pub fn sky_wheel(version: &str) -> Wheel {
+    Wheel::new("hermes-sky", version, "2025-06-01T00:00:00Z")
+        .requires("skylib>=1")
+        .requires("hermes-agent>=0.13")
+        .with_file("hermes_sky/plugin.py", SKY_PLUGIN.as_bytes().to_vec())
+        .with_file(
+            &format!("hermes_sky-{version}.dist-info/entry_points.txt"),
+            b"[hermes_agent.plugins]\nsky = hermes_sky.plugin\n".to_vec(),
+        )
+}
+
+/// The index a world with PyPI plugins uses: two releases of the plugin, its dependency, a
+/// plain library, and the packages the other tests' plugins use.
+pub fn pypi_index() -> TestIndex {
+    TestIndex::start(&[
+        sky_wheel("1.0.0"),
+        sky_wheel("1.1.0"),
+        Wheel::new("skylib", "1.0.0", "2025-01-01T00:00:00Z"),
+        Wheel::new("hermes-ancient", "1.0.0", "2025-01-01T00:00:00Z")
+            .requires("hermes-agent<0.13")
+            .with_file(
+                "hermes_ancient/plugin.py",
+                b"def register(ctx):\n    pass\n".to_vec(),
+            )
+            .with_file(
+                "hermes_ancient-1.0.0.dist-info/entry_points.txt",
+                b"[hermes_agent.plugins]\nancient = hermes_ancient.plugin\n".to_vec(),
+            ),
+        Wheel::new("plainlib", "1.0.0", "2025-01-01T00:00:00Z"),
+        Wheel::new("weatherlib", "1.0.0", "2025-01-01T00:00:00Z").requires("colorlib>=1"),
+        Wheel::new("colorlib", "1.0.0", "2025-01-01T00:00:00Z"),
+    ])
+}
+
+pub fn pypi_world() -> World {
+    World {
+        index: pypi_index(),
+        ..World::new()
+    }
+}
+
+fn installed(w: &World) -> Value {
+    serde_json::from_slice(&std::fs::read(w.pm().join("installed.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_plugin_from_the_index_is_its_wheel_installed_into_the_generation() {
+    let w = pypi_world();
+    w.ok(&["install", "pypi:hermes-sky", "--enable", "--yes-deps"]);
+    assert_eq!(w.current(), Some(1));
+
+    // Keyed by its entry point, as Hermes keys it; the newest release; the very wheel.
+    let doc = installed(&w);
+    let sky = &doc["plugins"]["sky"];
+    assert_eq!(sky["format"], "pip", "{sky:#}");
+    assert_eq!(sky["version"], "1.1.0", "{sky:#}");
+    assert_eq!(
+        sky["source"]["spec"],
+        serde_json::json!({"type": "pypi", "requirement": "hermes-sky"})
+    );
+    let pin = &sky["source"]["package"];
+    assert_eq!(pin["name"], "hermes-sky");
+    assert_eq!(pin["version"], "1.1.0");
+    let wheel = sky_wheel("1.1.0");
+    assert_eq!(pin["filename"], wheel.filename().as_str());
+    assert_eq!(
+        pin["sha256"].as_str().unwrap(),
+        common::index::sha256_hex(&wheel.build())
+    );
+    assert_eq!(
+        sky["requirements"],
+        serde_json::json!(["hermes-sky==1.1.0"])
+    );
+
+    // The environment has the distribution and its dependency, and never hermes-agent.
+    assert_eq!(
+        w.venv_python("import hermes_sky.plugin, skylib; print(skylib.__version__)"),
+        "1.0.0"
+    );
+    let generation: Value =
+        serde_json::from_slice(&std::fs::read(w.pm().join("current/generation.json")).unwrap())
+            .unwrap();
+    let locked: Vec<&str> = generation["lock"]["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(locked, ["hermes-sky", "skylib"], "{generation:#}");
+    // The state files follow their schemas with the new source and format.
+    for (schema, doc) in [
+        ("installed.schema.json", &doc),
+        ("generation.schema.json", &generation),
+    ] {
+        let v = common::validator(&common::repo().join("catalog-schema").join(schema));
+        let problems = common::violations(&v, doc);
+        assert!(problems.is_empty(), "{schema}: {problems:#?}");
+    }
+
+    let list = w.json(&["list"]);
+    common::follows_its_schema(&list, Some(0));
+    assert_eq!(list["plugins"][0]["key"], "sky", "{list:#}");
+    let show = w.json(&["show", "sky"]);
+    common::follows_its_schema(&show, Some(0));
+
+    // A version named exactly is that version; `outdated` compares versions.
+    w.ok(&[
+        "install",
+        "pypi:hermes-sky==1.0.0",
+        "--replace",
+        "--yes-deps",
+    ]);
+    assert_eq!(installed(&w)["plugins"]["sky"]["version"], "1.0.0");
+    assert_eq!(
+        w.venv_python("import importlib.metadata as m; print(m.version('hermes-sky'))"),
+        "1.0.0"
+    );
+    let outdated = w.json(&["outdated", "--no-packages"]);
+    let row = &outdated["plugins"][0];
+    assert_eq!(
+        (row["current"].as_str(), row["latest"].as_str()),
+        (Some("1.0.0"), Some("1.0.0")),
+        "the requirement pins it: {outdated:#}"
+    );
+
+    w.ok(&["remove", "sky"]);
+    assert_eq!(w.json(&["list"])["plugins"], serde_json::json!([]));
+}
+
+#[test]
+fn what_is_no_plugin_on_the_index_is_refused_and_nothing_is_published() {
+    let w = pypi_world();
+    let refused = |args: &[&str], code: i32, says: &str| {
+        let (got, out, err) = w.run(args);
+        assert_eq!(got, Some(code), "{args:?}\n{out}\n{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(w.current(), None, "{args:?} published something");
+        assert!(w.leftovers().is_empty(), "{:?}", w.leftovers());
+    };
+    // A library: no `hermes_agent.plugins` entry point.
+    refused(
+        &["install", "pypi:plainlib", "--enable", "--yes-deps"],
+        1,
+        "registers no Hermes plugin",
+    );
+    // Not on the index.
+    refused(
+        &["install", "pypi:no-such-plugin", "--yes-deps"],
+        1,
+        "no-such-plugin",
+    );
+    // Not a requirement by name.
+    refused(
+        &["install", "pypi:sky @ https://example.invalid/sky.whl"],
+        2,
+        "is not a package requirement",
+    );
+    // Revisions are versions here.
+    refused(
+        &["install", "pypi:hermes-sky", "--ref", "v1"],
+        2,
+        "names its release by version",
+    );
+}
+
+/// The lock must install the wheel that was validated: a record whose wheel the index no
+/// longer serves (here: a hash edited in `installed.json`) is refused when it is published
+/// again, naming the plugin and both files, and nothing changes.
+#[test]
+fn the_generation_installs_only_the_wheel_that_was_validated() {
+    let w = pypi_world();
+    w.ok(&["install", "pypi:hermes-sky", "--enable", "--yes-deps"]);
+    w.ok(&["disable", "sky"]);
+    let path = w.pm().join("installed.json");
+    let mut doc = installed(&w);
+    doc["plugins"]["sky"]["source"]["package"]["sha256"] = Value::from("0".repeat(64));
+    std::fs::write(&path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    let before = w.current();
+    let (code, _, err) = w.run(&["enable", "sky", "--yes-deps"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("plugin `sky` is the wheel hermes_sky-1.1.0-py3-none-any.whl")
+            && err.contains("validated when it was installed"),
+        "{err}"
+    );
+    assert_eq!(w.current(), before);
+}
