@@ -26,6 +26,7 @@ pub mod located;
 pub mod manager;
 #[cfg(feature = "manager")]
 pub mod nix;
+pub mod pack;
 pub mod package;
 pub mod parallel;
 pub mod pkgfs;

@@ -33,11 +33,13 @@ pub enum Schema {
     CatalogUpdate,
     /// `activate`, `deactivate`.
     Activate,
+    /// `pack install`, `pack show`, `pack export`.
+    Pack,
 }
 
 impl Schema {
     /// Every document schema (the docs name each: a test checks).
-    pub const ALL: [Schema; 18] = [
+    pub const ALL: [Schema; 19] = [
         Schema::Error,
         Schema::List,
         Schema::Show,
@@ -56,6 +58,7 @@ impl Schema {
         Schema::Outdated,
         Schema::CatalogUpdate,
         Schema::Activate,
+        Schema::Pack,
     ];
 
     /// The schema's file name in `catalog-schema/`.
@@ -79,6 +82,7 @@ impl Schema {
             Schema::Outdated => "outdated.schema.json",
             Schema::CatalogUpdate => "catalog-update.schema.json",
             Schema::Activate => "activate.schema.json",
+            Schema::Pack => "pack.schema.json",
         }
     }
 

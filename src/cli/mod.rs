@@ -30,6 +30,7 @@ pub mod man;
 pub mod manage;
 pub mod nix;
 pub mod outdated;
+pub mod pack;
 pub mod printer;
 pub mod resolve;
 pub mod select;
@@ -105,6 +106,8 @@ pub enum Command {
     Activate(activate::ActivateArgs),
     /// Remove the hook `activate` put into a Hermes installation
     Deactivate(activate::ActivateArgs),
+    /// Plugin packs (Hermes 0.22's hermes-pack.yaml): install one as a single generation, show, export
+    Pack(pack::PackArgs),
     /// Show or change the recorded environment: Hermes core, interpreter, indexes
     Config(config::ConfigArgs),
     /// Catalog reviewer tools: check entries, review a change, resolve every entry with core
@@ -262,6 +265,7 @@ pub fn main() -> ExitCode {
         Command::Exec(args) => exec::run(args, &cli.global),
         Command::Activate(args) => activate::activate(args, &cli.global),
         Command::Deactivate(args) => activate::deactivate(args, &cli.global),
+        Command::Pack(args) => pack::run(args, &cli.global),
         Command::Config(args) => config::run(args, &cli.global),
         Command::Catalog(args) => catalog::run(args, &cli.global),
         Command::Search(args) => catalog::search(args, &cli.global),

@@ -105,7 +105,7 @@ fn fetch(
 /// The `--accept-finding` ids a fetch is judged with: `install`'s are all for its plugin (one
 /// it does not have is an error); `update`'s for whichever plugin has them.
 #[derive(Clone, Copy)]
-enum Accept<'a> {
+pub(super) enum Accept<'a> {
     Strict(&'a [String]),
     Any(&'a [String]),
 }
@@ -113,24 +113,24 @@ enum Accept<'a> {
 /// A plugin fetched, copied the way the store keeps it, and validated — in a scratch
 /// directory under `pm/tmp/`, before the writer lock is taken — but not stored yet.
 pub struct Prepared {
-    scratch: Scratch,
-    staged: PathBuf,
-    plugin: InstalledPlugin,
-    warnings: Vec<String>,
+    pub(super) scratch: Scratch,
+    pub(super) staged: PathBuf,
+    pub(super) plugin: InstalledPlugin,
+    pub(super) warnings: Vec<String>,
     /// The providers its manifest requires sign-in with.
-    requires_auth: Vec<String>,
+    pub(super) requires_auth: Vec<String>,
     /// The Hermes internals its code patches (approved before it is stored).
-    core_patches: Vec<String>,
+    pub(super) core_patches: Vec<String>,
     /// Outside modules imported while it loads (checked against the published generation).
-    load_imports: Vec<LoadImport>,
+    pub(super) load_imports: Vec<LoadImport>,
     /// Security findings accepted on this command (audited once it is published).
-    accepted_now: AcceptedNow,
+    pub(super) accepted_now: AcceptedNow,
 }
 
 /// Fetches (git, catalog pin or directory), copies the package as the store would keep it,
 /// and validates that copy. Runs without the writer lock: the network takes as long as it
 /// takes without holding up other writers, and what is validated is exactly what is stored.
-fn prepare(
+pub(super) fn prepare(
     cx: &Context,
     spec: &SourceSpec,
     rev: Option<&str>,
@@ -404,8 +404,37 @@ pub(super) fn record_from_generation(
     })
 }
 
+/// Under the writer lock: refuses a key another source holds (unless `replace`) or a module
+/// name another plugin has, stores the prepared package, and checks its name and key against
+/// the kill list (unless `allow_removed`). Returns the completed record and its warnings.
+pub(super) fn keep(
+    cx: &Context,
+    prepared: Prepared,
+    replace: bool,
+    allow_removed: bool,
+    feedback: &mut dyn Feedback,
+) -> Result<(InstalledPlugin, Vec<String>), ManagerError> {
+    refuse_taken_key(cx, &prepared.plugin, replace)?;
+    refuse_module_clash(cx, &prepared.plugin.key)?;
+    let (plugin, warnings) = store(cx, prepared)?;
+    super::check_removed(
+        cx,
+        &plugin.name,
+        plugin.source.url.as_deref(),
+        allow_removed,
+        feedback,
+    )?;
+    if plugin.key != plugin.name {
+        super::check_removed(cx, &plugin.key, None, allow_removed, feedback)?;
+    }
+    Ok((plugin, warnings))
+}
+
 /// Moves a prepared package into the store (under the writer lock) and completes its record.
-fn store(cx: &Context, prepared: Prepared) -> Result<(InstalledPlugin, Vec<String>), ManagerError> {
+pub(super) fn store(
+    cx: &Context,
+    prepared: Prepared,
+) -> Result<(InstalledPlugin, Vec<String>), ManagerError> {
     let Prepared {
         scratch,
         staged,
@@ -511,22 +540,16 @@ pub fn install(
     let command = format!("install {}", request.spec.display());
     let _lock = super::begin_writing(cx, &command, feedback)?;
     let _dry = DryStore::begin(cx, request.plan == PlanMode::Dry)?;
-    refuse_taken_key(cx, &prepared.plugin, request.replace)?;
-    refuse_module_clash(cx, &prepared.plugin.key)?;
     let requires_auth = prepared.requires_auth.clone();
     let load_imports = prepared.load_imports.clone();
     let accepted_now = prepared.accepted_now.clone();
-    let (plugin, mut warnings) = store(cx, prepared)?;
-    super::check_removed(
+    let (plugin, mut warnings) = keep(
         cx,
-        &plugin.name,
-        plugin.source.url.as_deref(),
+        prepared,
+        request.replace,
         request.allow_removed,
         feedback,
     )?;
-    if plugin.key != plugin.name {
-        super::check_removed(cx, &plugin.key, None, request.allow_removed, feedback)?;
-    }
     if !plugin.source.reviewed {
         feedback.note(&format!(
             "`{}` comes from an unreviewed source ({}); its code has not been through catalog review",
@@ -646,7 +669,7 @@ pub fn install(
 /// The security findings one command accepted for one plugin: by `--accept-finding`, or
 /// (`reviewed`) by the catalog entry it was installed from.
 #[derive(Debug, Clone, Default)]
-struct AcceptedNow {
+pub(super) struct AcceptedNow {
     /// Every acceptance made now, with the flagged file's hash.
     given: Vec<crate::state::installed::AcceptedFinding>,
     /// Ids among them the catalog entry's reviewers accepted.

@@ -14,6 +14,7 @@ pub mod apply;
 pub mod generations;
 pub mod install;
 pub mod outdated;
+pub mod pack;
 pub mod plan;
 pub mod pypi;
 pub mod query;

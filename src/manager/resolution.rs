@@ -24,7 +24,11 @@ pub fn store_inputs(
         .iter()
         .map(|p| {
             let dir = store.path_of(&p.store_key);
-            inputs::plugin_from_dir(&dir).map_err(|e| {
+            let input = inputs::plugin_from_dir(&dir).map(|mut input| {
+                with_extras(&mut input, &p.source.spec);
+                input
+            });
+            input.map_err(|e| {
                 ManagerError::caused(
                     Code::Environment,
                     format!(
@@ -37,6 +41,23 @@ pub fn store_inputs(
             })
         })
         .collect()
+}
+
+/// A distribution from the package index asked with extras (`pypi:NAME[extra]`) installs them:
+/// its store tree says `NAME==VERSION`, the extras are the source's.
+fn with_extras(input: &mut PluginInput, spec: &crate::source::SourceSpec) {
+    let crate::source::SourceSpec::Pypi { requirement } = spec else {
+        return;
+    };
+    let Ok(asked) = crate::source::spec::pypi_requirement(requirement) else {
+        return;
+    };
+    for r in &mut input.requirements {
+        if r.requirement.name == asked.name && !asked.extras.is_empty() {
+            r.requirement.extras = asked.extras.clone();
+            r.raw = r.requirement.to_string();
+        }
+    }
 }
 
 /// What a resolution is against: core, interpreter, indexes, the quarantine window and its

@@ -16,6 +16,7 @@ mod generations;
 mod load;
 mod network;
 mod nix;
+mod pack;
 mod printer;
 mod probe;
 mod properties;

@@ -17,6 +17,7 @@ pub fn sky_wheel(version: &str) -> Wheel {
     Wheel::new("hermes-sky", version, "2025-06-01T00:00:00Z")
         .requires("skylib>=1")
         .requires("hermes-agent>=0.13")
+        .requires("fastlib>=1; extra == \"fast\"")
         .with_file("hermes_sky/plugin.py", SKY_PLUGIN.as_bytes().to_vec())
         .with_file(
             &format!("hermes_sky-{version}.dist-info/entry_points.txt"),
@@ -31,6 +32,7 @@ pub fn pypi_index() -> TestIndex {
         sky_wheel("1.0.0"),
         sky_wheel("1.1.0"),
         Wheel::new("skylib", "1.0.0", "2025-01-01T00:00:00Z"),
+        Wheel::new("fastlib", "1.0.0", "2025-01-01T00:00:00Z"),
         Wheel::new("hermes-ancient", "1.0.0", "2025-01-01T00:00:00Z")
             .requires("hermes-agent<0.13")
             .with_file(
@@ -118,17 +120,20 @@ fn a_plugin_from_the_index_is_its_wheel_installed_into_the_generation() {
     let show = w.json(&["show", "sky"]);
     common::follows_its_schema(&show, Some(0));
 
-    // A version named exactly is that version; `outdated` compares versions.
+    // A version named exactly is that version, with the extras asked; `outdated` compares
+    // versions.
     w.ok(&[
         "install",
-        "pypi:hermes-sky==1.0.0",
+        "pypi:hermes-sky[fast]==1.0.0",
         "--replace",
         "--yes-deps",
     ]);
     assert_eq!(installed(&w)["plugins"]["sky"]["version"], "1.0.0");
     assert_eq!(
-        w.venv_python("import importlib.metadata as m; print(m.version('hermes-sky'))"),
-        "1.0.0"
+        w.venv_python(
+            "import importlib.metadata as m, fastlib; print(m.version('hermes-sky'), fastlib.__version__)"
+        ),
+        "1.0.0 1.0.0"
     );
     let outdated = w.json(&["outdated", "--no-packages"]);
     let row = &outdated["plugins"][0];

@@ -121,3 +121,23 @@ def test_the_main_entry_point_runs_the_tool_for_a_routed_line(monkeypatch, stub_
     monkeypatch.setattr("sys.argv", ["hermes", "chat"])
     main.main()
     assert len(ran) == 1
+
+
+def test_packs_are_this_tool_s(environ, capsys):
+    assert routing.routed(["plugins", "pack", "install", "kit.yaml"], environ) == [
+        "pack",
+        "install",
+        "kit.yaml",
+    ]
+    assert routing.routed(["plugins", "pack", "export", "--name", "k"], environ) == [
+        "pack",
+        "export",
+        "--name",
+        "k",
+    ]
+    assert routing.routed(["plugins", "pack", "frobnicate"], environ) is None
+    with pytest.raises(SystemExit):
+        routing.routed(["plugins", "pack", "install", "kit.yaml", "--force"], environ)
+    assert "never replaces an installed plugin" in capsys.readouterr().err
+    args = argparse.Namespace(plugins_action="pack", pack_action="export", enabled_only=True)
+    assert routing.namespace_arguments(args) == ["plugins", "pack", "export", "--enabled-only"]

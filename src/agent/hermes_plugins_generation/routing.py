@@ -28,6 +28,9 @@ ROUTED = {
     "validate": "validate",
 }
 
+#: ``hermes plugins pack ACTION`` (Hermes 0.22's plugin packs; served on every release).
+PACK_ACTIONS = frozenset(("install", "show", "export"))
+
 #: Hermes's flags whose meaning this tool spells differently. Hermes's ``install --force``
 #: removes the installed plugin and installs again (this tool's ``--replace``; its own
 #: ``--force`` overrides validation errors, which Hermes has no flag for).
@@ -166,6 +169,8 @@ def routed(argv, environ=os.environ, ask=None):
     (:data:`TRANSLATED`); every other argument is passed on, so this tool's own flags work
     too (``--yes-deps``, ``--grant CAP``, ``--json``, ``--ref``). ``ask`` (a terminal's
     ``input``; None off a terminal) is asked whether to enable what ``install`` installs."""
+    if len(argv) >= 3 and argv[0] == "plugins" and argv[1] == "pack":
+        return _routed_pack(argv[2], argv[3:])
     if len(argv) < 2 or argv[0] != "plugins" or argv[1] not in ROUTED:
         return None
     action = ROUTED[argv[1]]
@@ -185,6 +190,21 @@ def routed(argv, environ=os.environ, ask=None):
         if answer.strip().lower() in ("y", "yes"):
             arguments.append("--enable")
     return arguments
+
+
+def _routed_pack(action, rest):
+    """``hermes plugins pack ACTION ARGS…`` as ``pack ACTION ARGS…``: a pack installs as one
+    generation. Hermes's ``pack install --force`` reinstalls plugins already there, which a
+    pack here does not do: refused rather than read as this tool's ``--force``."""
+    if action not in PACK_ACTIONS:
+        return None
+    if action == "install" and ("--force" in rest or "-f" in rest):
+        fail(
+            "`hermes plugins pack install --force` reinstalls plugins; hermes-plugins installs a "
+            "pack as one generation and never replaces an installed plugin: remove it first "
+            "(`hermes plugins remove NAME`)"
+        )
+    return ["pack", action, *rest]
 
 
 def _terminal_input():
@@ -216,6 +236,16 @@ def namespace_arguments(args):
     :func:`patch_main` did not see (global flags before ``plugins``, or ``main()`` called by
     another entry point)."""
     action = getattr(args, "plugins_action", None)
+    if action == "pack":
+        words = ["plugins", "pack", getattr(args, "pack_action", None)]
+        if getattr(args, "source", None):
+            words.append(args.source)
+        if getattr(args, "name", None):
+            words += ["--name", args.name]
+        for attribute, flag in (("enabled_only", "--enabled-only"), ("force", "--force")):
+            if getattr(args, attribute, False) is True:
+                words.append(flag)
+        return words
     words = ["plugins", action]
     target = (
         getattr(args, "identifier", None)
@@ -245,22 +275,19 @@ def patch_plugins_cmd(module, binary):
     """``hermes_cli.plugins_cmd``: ``plugins_command`` routes the actions this tool serves
     (the same decision as :func:`patch_main`); ``hermes plugins list`` stays Hermes's, but
     lists the generation's plugins (``listing.py``); after the bare ``hermes plugins`` toggle
-    screen, or 0.22's ``hermes plugins pack install``, ``hermes-plugins sync`` publishes what
-    was toggled."""
+    screen ``hermes-plugins sync`` publishes what was toggled. ``hermes plugins pack …``
+    (0.22) is this tool's ``pack``."""
     hermes.require(module, "plugins_command")
     command = module.plugins_command
 
     def plugins_command(args):
         action = getattr(args, "plugins_action", None)
-        if action in ROUTED:
+        if action in ROUTED or action == "pack":
             arguments = routed(namespace_arguments(args), os.environ, _terminal_input())
             if arguments is not None:
                 run_tool(binary, arguments)
         result = command(args)
-        edits_selection = action is None or (
-            action == "pack" and getattr(args, "pack_action", None) == "install"
-        )
-        if edits_selection and published(os.environ) is not None:
+        if action is None and published(os.environ) is not None:
             run_tool(binary, ["sync"])
         return result
 

@@ -34,7 +34,7 @@ use crate::state::installed::Installed;
 use crate::store::Store;
 
 /// A change to one profile's selection.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum SelectionEdit {
     /// Add to `plugins.enabled`, remove from `plugins.disabled`.
     Enable(String),
@@ -42,6 +42,9 @@ pub enum SelectionEdit {
     Disable(String),
     /// Remove from both.
     Forget(String),
+    /// Set keys of `plugins.entries.<plugin>` that are not set yet (a pack's config seeds:
+    /// what the user set always wins).
+    Seed(String, Vec<(String, crate::state::config_edit::EntryValue)>),
 }
 
 /// Capability flags of the command (CAP-4).
@@ -80,6 +83,15 @@ impl SelectionEdit {
             SelectionEdit::Enable(n) => config_edit::enable(text, n),
             SelectionEdit::Disable(n) => config_edit::disable(text, n),
             SelectionEdit::Forget(n) => config_edit::forget(text, n),
+            SelectionEdit::Seed(n, values) => {
+                let mut text = text.to_string();
+                for (key, value) in values {
+                    if config_edit::read_entry(&text, n, &[key])?.is_none() {
+                        text = config_edit::set_entry(&text, n, &[key], value)?;
+                    }
+                }
+                Ok(text)
+            }
         }
     }
 }

@@ -145,7 +145,7 @@ pub(super) fn select(
         }
         let state = states.get_mut(profile).expect("inserted above");
         let aliases = match edit {
-            SelectionEdit::Enable(_) => Vec::new(),
+            SelectionEdit::Enable(_) | SelectionEdit::Seed(..) => Vec::new(),
             SelectionEdit::Disable(name) | SelectionEdit::Forget(name) => {
                 aliases_of(&state.enabled, installed, name)
             }
@@ -156,6 +156,7 @@ pub(super) fn select(
                 state.disabled.remove(name);
                 Ok(text)
             }
+            SelectionEdit::Seed(..) => Ok(text),
             SelectionEdit::Disable(name) => {
                 state.enabled.remove(name);
                 state.disabled.insert(name.clone());

@@ -22,7 +22,9 @@
 //!   missing or null `entries:`, `<id>:` or intermediate key is created (null ones are
 //!   replaced by the nested mapping).
 //!
-//! Values: `Bool` is written `true`/`false`; `Str` plain when it consists of
+//! Values: `Bool` is written `true`/`false`; `Int` and `Float` as Rust prints them (the
+//! shortest text that reads back as the number; one that would read back as another type is
+//! caught by the self-check), `Null` as `null`; `Str` plain when it consists of
 //! `[A-Za-z0-9._/-]` and reads back as that same string, else double-quoted (so
 //! `2026-11-30T10:00:00Z`, `2026-11-30`, `yes`, `1.0` or `0755`, which YAML 1.1 would read as
 //! a date, boolean or number, are quoted); `List` is a block sequence under its key (`[]` when
@@ -61,6 +63,12 @@ const ENTRIES: &str = "entries";
 pub enum EntryValue {
     /// A boolean, written `true` or `false`.
     Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+    /// `null`.
+    Null,
     /// A string, written plain when that reads back as the same string, else double-quoted.
     Str(String),
     /// A list of strings, written as a block sequence (`[]` when empty).
@@ -129,6 +137,9 @@ impl EntryValue {
     fn json(&self) -> J {
         match self {
             EntryValue::Bool(b) => J::Bool(*b),
+            EntryValue::Int(i) => J::from(*i),
+            EntryValue::Float(f) => J::from(*f),
+            EntryValue::Null => J::Null,
             EntryValue::Str(s) => J::String(s.clone()),
             EntryValue::List(items) => J::Array(items.iter().cloned().map(J::String).collect()),
             EntryValue::Map(entries) => {
@@ -141,6 +152,9 @@ impl EntryValue {
     fn matches(&self, node: &Node) -> bool {
         match (self, &node.value) {
             (EntryValue::Bool(a), Value::Bool(b)) => a == b,
+            (EntryValue::Int(a), Value::Int(b)) => a == b,
+            (EntryValue::Float(a), Value::Float(b)) => a == b,
+            (EntryValue::Null, Value::Null) => true,
             (EntryValue::Str(a), Value::Str(b)) => a == b,
             (EntryValue::List(a), Value::Seq(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, n)| n.as_str() == Some(x))
@@ -177,6 +191,11 @@ impl EntryValue {
     fn inline(&self) -> Option<String> {
         match self {
             EntryValue::Bool(b) => Some(b.to_string()),
+            EntryValue::Int(i) => Some(i.to_string()),
+            EntryValue::Float(f) if f.is_finite() => Some(format!("{f:?}")),
+            EntryValue::Float(f) if f.is_nan() => Some(".nan".to_string()),
+            EntryValue::Float(f) => Some(if *f > 0.0 { ".inf" } else { "-.inf" }.to_string()),
+            EntryValue::Null => Some("null".to_string()),
             EntryValue::Str(s) => Some(render_name(s)),
             EntryValue::List(items) if items.is_empty() => Some("[]".to_string()),
             EntryValue::Map(entries) if entries.is_empty() => Some("{}".to_string()),
@@ -187,7 +206,11 @@ impl EntryValue {
     /// The value in flow style (`[a, b]`, `{k: v}`).
     fn flow(&self) -> String {
         match self {
-            EntryValue::Bool(_) | EntryValue::Str(_) => self.inline().unwrap_or_default(),
+            EntryValue::Bool(_)
+            | EntryValue::Int(_)
+            | EntryValue::Float(_)
+            | EntryValue::Null
+            | EntryValue::Str(_) => self.inline().unwrap_or_default(),
             EntryValue::List(items) => {
                 let items: Vec<String> = items.iter().map(|i| render_name(i)).collect();
                 format!("[{}]", items.join(", "))
@@ -371,7 +394,11 @@ fn render_block(
             .iter()
             .flat_map(|(k, v)| render_entry(k, v, key_indent + child, style))
             .collect(),
-        EntryValue::Bool(_) | EntryValue::Str(_) => Vec::new(),
+        EntryValue::Bool(_)
+        | EntryValue::Int(_)
+        | EntryValue::Float(_)
+        | EntryValue::Null
+        | EntryValue::Str(_) => Vec::new(),
     }
 }
 

@@ -953,6 +953,23 @@ fn hermes_plugins_commands_are_served_when_activated() {
         "enabled"
     );
 
+    // `pack` is this tool's on every release (0.22's own is routed here too): a pack installs
+    // as one generation.
+    let pack = w.tmp.path().join("hermes-pack.yaml");
+    std::fs::write(&pack, crate::pack::pack_text(&w, "")).unwrap();
+    let before_pack = w.current().unwrap();
+    let said = ok(&[
+        "plugins",
+        "pack",
+        "install",
+        pack.to_str().unwrap(),
+        "--yes-deps",
+    ]);
+    assert!(said.contains("Pack team-kit: 2 plugins enabled"), "{said}");
+    assert_eq!(w.current(), Some(before_pack + 1));
+    ok(&["plugins", "remove", "weather"]);
+    ok(&["plugins", "remove", "news"]);
+
     // `validate` is this tool's (Hermes 0.13 – 0.19 have none; 0.22's own is routed here too).
     let doc: Value = serde_json::from_str(&ok(&[
         "plugins",
@@ -1144,4 +1161,69 @@ fn a_plugin_from_the_package_index_loads_from_the_generation() {
         err.contains("`ancient` requires Hermes <0.13, but the core is"),
         "{err}"
     );
+}
+
+/// A pack `pack export` writes is one Hermes 0.22's own parser (`parse_pack`) reads, naming
+/// the same plugins, commits and seeds; a pack with a secret-shaped seed is refused by both.
+#[test]
+fn an_exported_pack_parses_with_hermes_own_parser() {
+    let Some(python) = hermes_python() else {
+        eprintln!("HERMES_PLUGINS_HERMES_PYTHON not set: skipping the pack parser test");
+        return;
+    };
+    if !crate::common::hermes_has_module(&python, "hermes_cli.plugin_packs") {
+        eprintln!("this Hermes has no plugin packs (0.22+): nothing to check");
+        return;
+    }
+    let w = World::new();
+    let original = w.tmp.path().join("kit.yaml");
+    std::fs::write(&original, crate::pack::pack_text(&w, "")).unwrap();
+    w.ok(&["pack", "install", original.to_str().unwrap(), "--yes-deps"]);
+    let exported = w.tmp.path().join("exported.yaml");
+    std::fs::write(&exported, w.ok(&["pack", "export", "--name", "again"])).unwrap();
+    let parse = |file: &Path| -> Result<Value, String> {
+        let out = std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import json, sys\nfrom hermes_cli.plugin_packs import parse_pack, PackError\ntry:\n    p = parse_pack(open(sys.argv[1]).read(), source=sys.argv[1])\nexcept PackError as e:\n    print(json.dumps({'error': str(e)}))\n    sys.exit(0)\nprint(json.dumps({'name': p.name, 'plugins': sorted([e.repo, e.subdir, e.ref] for e in p.plugins), 'config': p.config}))",
+                file.to_str().unwrap(),
+            ])
+            .env("HERMES_HOME", &w.home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        match doc["error"].as_str() {
+            Some(e) => Err(e.to_string()),
+            None => Ok(doc),
+        }
+    };
+    let theirs = parse(&exported).unwrap();
+    assert_eq!(theirs["name"], "again");
+    let ours = w.json(&["pack", "show", exported.to_str().unwrap()]);
+    let plugins = theirs["plugins"].as_array().unwrap();
+    assert_eq!(plugins.len(), 2, "{theirs:#}");
+    for p in ours["plugins"].as_array().unwrap() {
+        assert!(
+            plugins.iter().any(|t| t[2] == p["commit"]),
+            "{p} not in {theirs:#}"
+        );
+    }
+    assert_eq!(
+        theirs["config"]["news"],
+        serde_json::json!({"units": "metric", "retries": 3, "sources": ["a", "b"]}),
+        "{theirs:#}"
+    );
+    // The same refusal on both sides.
+    let secret = w.tmp.path().join("secret.yaml");
+    std::fs::write(&secret, crate::pack::pack_text(&w, "    api_token: abc\n")).unwrap();
+    let hermes_says = parse(&secret).unwrap_err();
+    assert!(hermes_says.contains("api_token"), "{hermes_says}");
+    let (code, _, err) = w.run(&["pack", "show", secret.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("secret-shaped key 'api_token'"), "{err}");
 }
