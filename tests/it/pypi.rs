@@ -205,3 +205,53 @@ fn the_generation_installs_only_the_wheel_that_was_validated() {
     );
     assert_eq!(w.current(), before);
 }
+
+/// `outdated` and `update` against the index: a newer release the same requirement admits is
+/// reported by version and installed by `update`, code and dependencies in one generation.
+#[test]
+fn update_moves_a_distribution_to_the_release_the_index_offers_now() {
+    let w = World {
+        index: TestIndex::start(&[
+            sky_wheel("1.0.0"),
+            Wheel::new("skylib", "1.0.0", "2025-01-01T00:00:00Z"),
+        ]),
+        ..World::new()
+    };
+    w.ok(&["install", "pypi:hermes-sky", "--enable", "--yes-deps"]);
+    assert_eq!(installed(&w)["plugins"]["sky"]["version"], "1.0.0");
+    // The index now has 1.1.0.
+    let newer = pypi_index();
+    let with_newer = |args: &[&str]| -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = w
+            .cmd(&all)
+            .env("HERMES_PLUGINS_INDEX_URL", newer.url())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let outdated = with_newer(&["outdated", "--no-packages"]);
+    let row = &outdated["plugins"][0];
+    assert_eq!(
+        (
+            row["current"].as_str(),
+            row["latest"].as_str(),
+            row["status"].as_str()
+        ),
+        (Some("1.0.0"), Some("1.1.0"), Some("outdated")),
+        "{outdated:#}"
+    );
+    let updated = with_newer(&["update", "sky", "--yes"]);
+    common::follows_its_schema(&updated, Some(0));
+    assert_eq!(installed(&w)["plugins"]["sky"]["version"], "1.1.0");
+    let out = w
+        .cmd(&["env", "--json"])
+        .env("HERMES_PLUGINS_INDEX_URL", newer.url())
+        .output()
+        .unwrap();
+    let env: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(env["generation"], 2, "{env:#}");
+    assert!(updated.to_string().contains("1.1.0"), "{updated:#}");
+}
