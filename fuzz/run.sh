@@ -1,11 +1,15 @@
 #!/bin/sh
 # Runs every fuzz target for a while each with cargo fuzz on the nightly toolchain, seeded from
-# fixtures/, ../shared/corpus and fuzz/seeds. Crashes land in fuzz/artifacts/<target>/ (turn
-# each into a regression test); the corpus grows in fuzz/corpus/<target>/ and starts from the
-# minimised corpus kept in the repository, fuzz/kept/<target>/ (fuzz/keep.sh refreshes it).
+# fixtures/, ../shared/corpus, fuzz/seeds and fuzz/findings/<target>-regression-* (the inputs
+# a target failed on). Crashes land in fuzz/artifacts/<target>/ (turn each into a regression
+# test and copy it to fuzz/findings/<target>-regression-<what>). The corpus lives outside the
+# repository, in $HERMES_PLUGINS_FUZZ_CORPUS/<target>/ (default ~/.cache/hermes-plugins/fuzz-corpus): each
+# run grows it, then minimises it with libFuzzer's merge (the smallest set of inputs covering
+# every feature).
 #   fuzz/run.sh 60          # an hour per target
 #   fuzz/run.sh 20s         # twenty seconds per target (the smoke run .ci/run does)
 #   HERMES_PLUGINS_FUZZ_TARGETS="config_edit env_file" fuzz/run.sh 5
+#   HERMES_PLUGINS_FUZZ_CORPUS=DIR HERMES_PLUGINS_FUZZ_MINIMISE=0 fuzz/run.sh 15s
 # The library is built without its `manager` feature (no uv, no git2): a cold build takes
 # minutes, not the half hour the whole crate takes under AddressSanitizer.
 set -eu
@@ -17,6 +21,8 @@ esac
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 target_dir=${HERMES_PLUGINS_FUZZ_TARGET_DIR:-$HOME/.cache/hermes-plugins/fuzz-target}
+corpus=${HERMES_PLUGINS_FUZZ_CORPUS:-$HOME/.cache/hermes-plugins/fuzz-corpus}
+bin="$target_dir/x86_64-unknown-linux-gnu/release"
 all="located_yaml located_json config_edit env_file package catalog state_docs nar register security_bytes"
 targets=${HERMES_PLUGINS_FUZZ_TARGETS:-$all}
 sources="$repo/fixtures $repo/../shared/corpus"
@@ -26,8 +32,12 @@ sources="$repo/fixtures $repo/../shared/corpus"
 seed() {
   name=$1 prefix=$2
   shift 2
-  dir="$here/corpus/$name"
+  dir="$corpus/$name"
   mkdir -p "$dir"
+  # What the target failed on once is replayed as it is (`<target>-regression-*`; a slow unit
+  # such as `config_edit-slow-unit-*` is replayed by its unit test, not under the fuzzer's
+  # timeout).
+  find "$here/findings" -maxdepth 1 -type f -name "$name-regression-*" -exec cp {} "$dir/" \;
   find $sources "$here/seeds/$name" -type f -size -64k \( "$@" \) 2>/dev/null |
     while read -r file; do
       out="$dir/seed-$(printf '%s' "$prefix" | cat - "$file" | sha256sum | cut -c1-16)"
@@ -38,7 +48,7 @@ seed() {
 # seed_trees: every plugin directory as one input in fuzz_targets/tree.rs's format — its text
 # files (under 32 KiB, at most 4 deep), each after a `#%% <path>` line.
 seed_trees() {
-  dir="$here/corpus/package"
+  dir="$corpus/package"
   mkdir -p "$dir"
   find $sources -maxdepth 6 \( -name plugin.yaml -o -name plugin.yml -o -name plugin.json \) \
     -not -path '*/.claude-plugin/*' 2>/dev/null | while read -r manifest; do
@@ -57,9 +67,9 @@ seed_trees() {
 
 # A small tree for the NAR target: a directory entered, files (one executable), a symlink.
 seed_nar() {
-  mkdir -p "$here/corpus/nar"
+  mkdir -p "$corpus/nar"
   printf '\013pkg\000\000\000plugin.yaml\000name: x\n\000\001run.sh\000#!/bin/sh\n\000\002link\000../plugin.yaml\000\023top\000\000' \
-    > "$here/corpus/nar/seed-tree"
+    > "$corpus/nar/seed-tree"
 }
 
 cd "$here"
@@ -86,11 +96,22 @@ for target in $targets; do
   mkdir -p "artifacts/$target"
   echo "== $target: ${seconds}s"
   # A crash ends that target's run; the others still run, and the script fails at the end.
-  # New inputs go to corpus/<target> (the first directory); kept/<target> (the minimised
-  # corpus in the repository, see keep.sh) is read as well.
-  mkdir -p "kept/$target"
-  cargo +nightly fuzz run --target-dir "$target_dir" "$target" "corpus/$target" "kept/$target" -- \
+  cargo +nightly fuzz run --target-dir "$target_dir" "$target" "$corpus/$target" -- \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-    -artifact_prefix="artifacts/$target/" -print_final_stats=1 || status=1
+    -artifact_prefix="artifacts/$target/" -print_final_stats=1 || { status=1; continue; }
+  # Minimised in place: a fresh directory gets the smallest covering set, then replaces it
+  # (HERMES_PLUGINS_FUZZ_MINIMISE=0 skips it: the CI smoke run adds little to merge).
+  [ "${HERMES_PLUGINS_FUZZ_MINIMISE:-1}" = 1 ] || continue
+  fresh=$(mktemp -d "$corpus/.merge-$target.XXXXXX")
+  if "$bin/$target" -merge=1 -timeout=10 -rss_limit_mb=4096 "$fresh" "$corpus/$target" \
+       > "$fresh.log" 2>&1; then
+    echo "== $target: corpus minimised to $(find "$fresh" -type f | wc -l) inputs"
+    rm -rf "$corpus/$target" && mv "$fresh" "$corpus/$target"
+  else
+    tail -n 20 "$fresh.log" >&2
+    rm -rf "$fresh"
+    status=1
+  fi
+  rm -f "$fresh.log"
 done
 exit $status

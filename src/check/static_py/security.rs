@@ -1182,6 +1182,44 @@ mod byte_tests {
             );
         }
     }
+
+    /// Every input the `security_bytes` fuzz target ever failed on (`fuzz/findings/
+    /// security_bytes-*`), replayed with the target's own property on every `cargo test`:
+    /// windows of any size report only lines the input has, once per rule and line, and only
+    /// rules that match that whole line.
+    #[test]
+    fn the_fuzz_findings_hold_the_window_property() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings");
+        let mut replayed = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.starts_with("security_bytes-") {
+                continue;
+            }
+            let data = std::fs::read(&path).unwrap();
+            let lines: Vec<&[u8]> = data.split(|b| *b == b'\n').collect();
+            for (window, overlap) in [(1 << 20, 1 << 10), (64, 24), (7, 3)] {
+                let mut seen = std::collections::HashSet::new();
+                for f in byte_patterns(&data[..], "f", window, overlap) {
+                    let n = f.pos.line as usize;
+                    assert!(n >= 1 && n <= lines.len(), "{name}: line {n}");
+                    assert!(seen.insert((n, f.rule)), "{name}: {} twice at {n}", f.rule);
+                    let whole = String::from_utf8_lossy(lines[n - 1]);
+                    assert!(
+                        rules_matching(&whole).contains(&f.rule),
+                        "{name}: windows of {window} invented {} at line {n}",
+                        f.rule
+                    );
+                }
+            }
+            replayed += 1;
+        }
+        assert!(
+            replayed >= 3,
+            "the window-end findings of 2026-12-03 are there: {replayed}"
+        );
+    }
 }
 
 #[cfg(test)]
