@@ -143,6 +143,14 @@ fn a_plugin_from_the_index_is_its_wheel_installed_into_the_generation() {
         "the requirement pins it: {outdated:#}"
     );
 
+    // The generation verifies (the store tree is the wheel), and a rollback brings the
+    // release before back with its environment.
+    w.ok(&["verify"]);
+    w.ok(&["generations", "rollback"]);
+    assert_eq!(
+        w.venv_python("import importlib.metadata as m; print(m.version('hermes-sky'))"),
+        "1.1.0"
+    );
     w.ok(&["remove", "sky"]);
     assert_eq!(w.json(&["list"])["plugins"], serde_json::json!([]));
 }
