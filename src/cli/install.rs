@@ -18,7 +18,7 @@ use crate::exit::Status;
     after_help = "Examples:\n  hermes-plugins install weather --enable --yes-deps          # a catalog entry\n  hermes-plugins install acme/hermes-weather                   # GitHub (HERMES_PLUGINS_GITHUB overrides the host)\n  hermes-plugins install https://git.example/p.git#plugins/x --ref v1.2.0\n  hermes-plugins install ./my-plugin --enable\n  hermes-plugins install pypi:mnemosyne-hermes==0.7.6          # a plugin published as a Python package\n\nA new plugin is installed disabled; --enable enables it in --profile after dependency consent (--yes-deps answers yes; non-interactive sessions refuse). Exit codes: 0 ok; 1 validation failed, consent refused or conflict; 2 usage; 3 network/I/O/lock."
 )]
 pub struct InstallArgs {
-    /// Catalog name, owner/repo[/subdir], git URL[#subdir], a directory, or pypi:NAME[==VERSION]
+    /// Catalog name, owner/repo[/subdir], git URL[#subdir], a directory, a wheel file, or pypi:NAME[==VERSION]
     pub source: String,
     /// Pin a branch, tag or commit (git sources; an off-catalog pin)
     #[arg(long = "ref", value_name = "REV")]

@@ -36,7 +36,8 @@ impl Grants {
 /// directory it was copied from.
 pub fn origin(source: &crate::source::Provenance) -> String {
     // A distribution is the same source whatever release or file: its name on the index.
-    if let Some(package) = &source.package {
+    if let (Some(package), crate::source::SourceSpec::Pypi { .. }) = (&source.package, &source.spec)
+    {
         return format!("pypi:{}", package.name);
     }
     match &source.url {

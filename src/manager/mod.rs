@@ -405,7 +405,9 @@ pub fn check_removed_source(
         }
         SourceSpec::Git { url, .. } => (None, Some(url.clone())),
         // A directory or a distribution is checked by its plugin name once read.
-        SourceSpec::Path { .. } | SourceSpec::Pypi { .. } => (None, None),
+        SourceSpec::Path { .. } | SourceSpec::Pypi { .. } | SourceSpec::Wheel { .. } => {
+            (None, None)
+        }
     };
     if name.is_none() && repo.is_none() {
         return Ok(());

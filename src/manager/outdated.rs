@@ -99,6 +99,27 @@ fn plugin_status(cx: &Context, p: &InstalledPlugin) -> PluginStatus {
                 return row;
             }
         },
+        SourceSpec::Wheel { file } => {
+            // The file is the source: unchanged, or changed since (`update` copies it again).
+            row.current = p.source.package.as_ref().map(|pin| pin.version.clone());
+            let now = crate::files::read_regular(file, 1 << 30)
+                .ok()
+                .flatten()
+                .map(|b| crate::hash::sha256_hex(&b));
+            let pinned = p.source.package.as_ref().map(|pin| pin.sha256.clone());
+            match now {
+                None => row.note = Some(format!("{} is no longer there", file.display())),
+                Some(sha) if Some(&sha) == pinned.as_ref() => {
+                    row.latest = row.current.clone();
+                    row.status = "up-to-date";
+                }
+                Some(_) => {
+                    row.status = "changed";
+                    row.note = Some("the wheel file changed: `update` installs it".into());
+                }
+            }
+            return row;
+        }
         SourceSpec::Pypi { requirement } => {
             // Versions, not commits: the release installed against the one a resolution of
             // the same requirement picks now.
@@ -174,7 +195,12 @@ pub fn packages(cx: &Context) -> Result<Vec<PackageStatus>, ManagerError> {
     let store = Store::open(cx.layout.store())
         .map_err(|e| ManagerError::caused(Code::Io, "cannot open the store".to_string(), &e))?;
     let plugins = super::resolution::store_inputs(&store, &doc.plugins)?;
-    let fresh = resolve::run(&super::resolution::request(cx, plugins, None))?.lock;
+    let mut request = super::resolution::request(cx, plugins, None);
+    request
+        .index
+        .find_links
+        .extend(super::resolution::wheel_links(&store, &doc.plugins));
+    let fresh = resolve::run(&request)?.lock;
     let newest = fresh.versions();
     Ok(doc
         .lock

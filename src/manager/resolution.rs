@@ -43,6 +43,16 @@ pub fn store_inputs(
         .collect()
 }
 
+/// Where the resolution finds the plugins that are local wheel files: their store trees, as
+/// `--find-links` locations (a published plugin's wheel is nowhere else).
+pub fn wheel_links(store: &Store, plugins: &[GenPlugin]) -> Vec<String> {
+    plugins
+        .iter()
+        .filter(|p| matches!(p.source.spec, crate::source::SourceSpec::Wheel { .. }))
+        .map(|p| store.path_of(&p.store_key).display().to_string())
+        .collect()
+}
+
 /// A distribution from the package index asked with extras (`pypi:NAME[extra]`) installs them:
 /// its store tree says `NAME==VERSION`, the extras are the source's.
 fn with_extras(input: &mut PluginInput, spec: &crate::source::SourceSpec) {

@@ -205,7 +205,7 @@ fn pin(plugin: &InstalledPlugin, git_cache: &Path, scratch: &Path) -> Result<Nix
     }
     let path = match &source.spec {
         SourceSpec::Path { dir } => dir.display().to_string(),
-        SourceSpec::Pypi { .. } => {
+        SourceSpec::Pypi { .. } | SourceSpec::Wheel { .. } => {
             return Err(err(format!(
                 "{} is a distribution from the package index: the Nix export pins plugin source trees by commit or path, and has no pin for a plugin that is a wheel",
                 source.spec.display()

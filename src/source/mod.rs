@@ -114,6 +114,9 @@ pub enum FetchError {
     /// `--ref` with a source that has no revisions.
     #[error("--ref applies to git sources; {0} is a local directory")]
     RefOnPath(String),
+    /// A local wheel that cannot be used.
+    #[error("{0}")]
+    Wheel(String),
     /// A package-index source, which the resolver fetches (`manager::pypi`), not this module.
     #[error("{0} comes from the package index: it is fetched through the resolver")]
     FromIndex(String),
@@ -234,7 +237,60 @@ pub fn fetch(
             progress,
         ),
         SourceSpec::Pypi { .. } => Err(FetchError::FromIndex(spec.display())),
+        SourceSpec::Wheel { file } => {
+            if rev.is_some() {
+                return Err(FetchError::RefOnPath(file.display().to_string()));
+            }
+            fetch_wheel(spec, file, scratch)
+        }
     }
+}
+
+/// The largest local wheel copied (the installer's own bound applies again when admitting it).
+#[cfg(feature = "manager")]
+const WHEEL_FILE_LIMIT: u64 = 1 << 30;
+
+/// A local wheel copied alone into `scratch/wheel/` (a regular file, never through a link),
+/// pinned by its name, version (from its file name) and sha256.
+#[cfg(feature = "manager")]
+fn fetch_wheel(spec: &SourceSpec, file: &Path, scratch: &Path) -> Result<Fetched, FetchError> {
+    let shown = file.display().to_string();
+    let bad = |why: String| FetchError::Wheel(format!("{shown}: {why}"));
+    let filename = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| n.ends_with(".whl") && !n.starts_with('.'))
+        .ok_or_else(|| bad("not a wheel file name".to_string()))?;
+    let mut parts = filename.trim_end_matches(".whl").split('-');
+    let (Some(name), Some(version)) = (parts.next(), parts.next()) else {
+        return Err(bad("a wheel is named NAME-VERSION-…-TAG.whl".to_string()));
+    };
+    let bytes = crate::files::read_regular(file, WHEEL_FILE_LIMIT)
+        .map_err(|e| bad(e.to_string()))?
+        .ok_or_else(|| bad("no such file".to_string()))?;
+    let dir = scratch.join("wheel");
+    std::fs::create_dir_all(&dir).map_err(|e| bad(e.to_string()))?;
+    std::fs::write(dir.join(filename), &bytes).map_err(|e| bad(e.to_string()))?;
+    Ok(Fetched {
+        dir,
+        provenance: Provenance {
+            spec: spec.clone(),
+            url: None,
+            subdir: None,
+            pinned_ref: None,
+            tracked_ref: None,
+            commit: None,
+            dirty: false,
+            catalog: None,
+            package: Some(PackagePin {
+                name: name.to_ascii_lowercase().replace(['_', '.'], "-"),
+                version: version.to_string(),
+                filename: filename.to_string(),
+                sha256: crate::hash::sha256_hex(&bytes),
+            }),
+            reviewed: false,
+        },
+    })
 }
 
 #[cfg(feature = "manager")]

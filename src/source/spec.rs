@@ -38,6 +38,12 @@ pub enum SourceSpec {
         /// The directory (absolute).
         dir: PathBuf,
     },
+    /// A local wheel file (`./dist/x-1.0-py3-none-any.whl`): the plugin is that wheel, installed
+    /// into the generation's environment.
+    Wheel {
+        /// The file (absolute).
+        file: PathBuf,
+    },
     /// A distribution on the package index (`pypi:NAME[extras][specifiers]`): its wheel is the
     /// plugin, installed into the generation's environment.
     Pypi {
@@ -177,6 +183,9 @@ pub fn parse(text: &str, cwd: &Path, home: Option<&Path>) -> Result<SourceSpec, 
             _ => PathBuf::from(text),
         };
         let dir = absolute(&path, cwd);
+        if dir.extension().is_some_and(|e| e == "whl") && dir.is_file() {
+            return Ok(SourceSpec::Wheel { file: dir });
+        }
         if !dir.is_dir() {
             return Err(SpecError::NotADirectory(dir.display().to_string()));
         }
@@ -191,6 +200,9 @@ pub fn parse(text: &str, cwd: &Path, home: Option<&Path>) -> Result<SourceSpec, 
     let local = absolute(Path::new(text), cwd);
     if local.is_dir() {
         return Ok(SourceSpec::Path { dir: local });
+    }
+    if local.extension().is_some_and(|e| e == "whl") && local.is_file() {
+        return Ok(SourceSpec::Wheel { file: local });
     }
     let parts: Vec<&str> = text.split('/').collect();
     if parts.len() >= 2 && is_github_segment(parts[0]) && is_github_segment(parts[1]) {
@@ -229,6 +241,7 @@ impl SourceSpec {
                 }
             }
             SourceSpec::Path { dir } => dir.display().to_string(),
+            SourceSpec::Wheel { file } => file.display().to_string(),
             SourceSpec::Pypi { requirement } => format!("pypi:{requirement}"),
         }
     }
@@ -242,7 +255,7 @@ impl SourceSpec {
             None => sub.to_string(),
         };
         match self {
-            SourceSpec::Catalog { .. } | SourceSpec::Pypi { .. } => None,
+            SourceSpec::Catalog { .. } | SourceSpec::Pypi { .. } | SourceSpec::Wheel { .. } => None,
             SourceSpec::Github {
                 owner,
                 repo,
@@ -314,6 +327,18 @@ mod tests {
                 dir: PathBuf::from("/")
             }
         );
+        let dir = tempfile::tempdir().unwrap();
+        let wheel = dir.path().join("sky-1.0-py3-none-any.whl");
+        std::fs::write(&wheel, b"PK").unwrap();
+        for given in ["./sky-1.0-py3-none-any.whl", "sky-1.0-py3-none-any.whl"] {
+            assert_eq!(
+                parse(given, dir.path(), None).unwrap(),
+                SourceSpec::Wheel {
+                    file: wheel.clone()
+                },
+                "{given}"
+            );
+        }
         let pypi = p("pypi:Mnemosyne-Hermes[embeddings]>=0.7,<1").unwrap();
         assert_eq!(
             pypi,

@@ -263,3 +263,60 @@ fn update_moves_a_distribution_to_the_release_the_index_offers_now() {
     assert_eq!(env["generation"], 2, "{env:#}");
     assert!(updated.to_string().contains("1.1.0"), "{updated:#}");
 }
+
+/// A local wheel file is a plugin the same way: validated, stored, found by the resolution
+/// where the store keeps it, installed from that very file, its dependencies from the index.
+#[test]
+fn a_local_wheel_file_is_installed_as_it_is() {
+    let w = pypi_world();
+    let wheel = sky_wheel("2.0.0");
+    let file = w.tmp.path().join(wheel.filename());
+    std::fs::write(&file, wheel.build()).unwrap();
+    w.ok(&["install", file.to_str().unwrap(), "--enable", "--yes-deps"]);
+    let sky = &installed(&w)["plugins"]["sky"];
+    assert_eq!(sky["version"], "2.0.0", "{sky:#}");
+    assert_eq!(sky["source"]["spec"]["type"], "wheel", "{sky:#}");
+    assert_eq!(
+        w.venv_python("import importlib.metadata as m, skylib; print(m.version('hermes-sky'))"),
+        "2.0.0"
+    );
+    let generation: Value =
+        serde_json::from_slice(&std::fs::read(w.pm().join("current/generation.json")).unwrap())
+            .unwrap();
+    let locked = generation["lock"]["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "hermes-sky")
+        .unwrap()
+        .clone();
+    assert!(
+        locked["url"].as_str().unwrap().contains("/pm/store/"),
+        "from the store: {locked:#}"
+    );
+    // `outdated` resolves the packages again, finding the wheel where the store keeps it.
+    let outdated = w.json(&["outdated"]);
+    assert_eq!(
+        outdated["plugins"][0]["status"], "up-to-date",
+        "{outdated:#}"
+    );
+    // The file rebuilt under the same version is another wheel: `outdated` says so.
+    std::fs::write(
+        &file,
+        sky_wheel("2.0.0")
+            .with_file("extra.txt", b"x".to_vec())
+            .build(),
+    )
+    .unwrap();
+    let outdated = w.json(&["outdated", "--no-packages"]);
+    assert_eq!(outdated["plugins"][0]["status"], "changed", "{outdated:#}");
+    let before = installed(&w)["plugins"]["sky"]["source"]["package"]["sha256"].clone();
+    w.ok(&["update", "sky", "--yes"]);
+    let after = installed(&w)["plugins"]["sky"]["source"]["package"]["sha256"].clone();
+    assert_ne!(before, after, "the rebuilt file is installed");
+    assert_eq!(
+        w.venv_python("import sys, os; print(any(os.path.exists(os.path.join(p, 'extra.txt')) for p in sys.path))"),
+        "True"
+    );
+    w.ok(&["verify"]);
+}

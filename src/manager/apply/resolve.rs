@@ -47,12 +47,26 @@ pub(super) fn resolve(
     let mut plugin_inputs = resolution::store_inputs(store, plugins)?;
     plugin_inputs.extend(external.iter().cloned());
     let started = std::time::Instant::now();
-    let request = resolution::request(cx, plugin_inputs.clone(), current.map(|d| d.lock.clone()));
+    let mut request =
+        resolution::request(cx, plugin_inputs.clone(), current.map(|d| d.lock.clone()));
+    request
+        .index
+        .find_links
+        .extend(resolution::wheel_links(store, plugins));
     let digest = resolution_digest(cx, &request);
     if cx.lock_mode == LockMode::Frozen {
         return frozen(current, &request, plugin_inputs);
     }
-    let same = |d: &GenerationDoc| d.resolution_digest.as_deref() == Some(digest.as_str());
+    // Plugins that are wheels (from the package index or a file) install the very file
+    // validated: a lock that would install another is not reused, and a fresh one must agree.
+    let wheels: Vec<(&str, &crate::source::PackagePin)> = plugins
+        .iter()
+        .filter_map(|p| p.source.package.as_ref().map(|pin| (p.key.as_str(), pin)))
+        .collect();
+    let same = |d: &GenerationDoc| {
+        d.resolution_digest.as_deref() == Some(digest.as_str())
+            && crate::manager::pypi::check_locked_wheels(&d.lock, &wheels).is_ok()
+    };
     // The current generation's lock first; else the newest earlier generation resolved for
     // the same inputs (a plugin enabled again after a disable).
     let earlier = match current {
@@ -77,11 +91,6 @@ pub(super) fn resolve(
             outcome?.lock
         }
     };
-    // Plugins that are wheels from the package index install the very file validated.
-    let wheels: Vec<(&str, &crate::source::PackagePin)> = plugins
-        .iter()
-        .filter_map(|p| p.source.package.as_ref().map(|pin| (p.key.as_str(), pin)))
-        .collect();
     crate::manager::pypi::check_locked_wheels(&lock, &wheels)?;
     if cx.lock_mode == LockMode::Locked {
         let diff = match current {
