@@ -97,25 +97,19 @@ pub fn fetch(
     std::fs::create_dir_all(&package_dir).map_err(ManagerError::environment)?;
     std::fs::copy(&file, package_dir.join(filename))
         .map_err(|e| ManagerError::coded(Code::Io, format!("{}: {e}", package_dir.display())))?;
+    let pin = PackagePin {
+        name: package.name.clone(),
+        version: package.version.clone(),
+        filename: filename.clone(),
+        sha256,
+    };
     Ok(Fetched {
         dir: package_dir,
-        provenance: Provenance {
-            spec: spec.clone(),
-            url: Some(crate::text::strip_credentials(url)),
-            subdir: None,
-            pinned_ref: None,
-            tracked_ref: None,
-            commit: None,
-            dirty: false,
-            catalog: None,
-            package: Some(PackagePin {
-                name: package.name.clone(),
-                version: package.version.clone(),
-                filename: filename.clone(),
-                sha256,
-            }),
-            reviewed: false,
-        },
+        provenance: Provenance::of_wheel(
+            spec.clone(),
+            Some(crate::text::strip_credentials(url)),
+            pin,
+        ),
     })
 }
 

@@ -65,6 +65,23 @@ pub struct Provenance {
 }
 
 impl Provenance {
+    /// The provenance of a plugin that is a wheel: from the package index (`url`, the file
+    /// it was downloaded from) or a local file; unreviewed, no commit.
+    pub fn of_wheel(spec: SourceSpec, url: Option<String>, pin: PackagePin) -> Provenance {
+        Provenance {
+            spec,
+            url,
+            subdir: None,
+            pinned_ref: None,
+            tracked_ref: None,
+            commit: None,
+            dirty: false,
+            catalog: None,
+            package: Some(pin),
+            reviewed: false,
+        }
+    }
+
     /// What `update` moves: the commit of a git source or copied directory, the version of a
     /// distribution from the package index.
     pub fn revision(&self) -> Option<String> {
@@ -271,25 +288,15 @@ fn fetch_wheel(spec: &SourceSpec, file: &Path, scratch: &Path) -> Result<Fetched
     let dir = scratch.join("wheel");
     std::fs::create_dir_all(&dir).map_err(|e| bad(e.to_string()))?;
     std::fs::write(dir.join(filename), &bytes).map_err(|e| bad(e.to_string()))?;
+    let pin = PackagePin {
+        name: name.to_ascii_lowercase().replace(['_', '.'], "-"),
+        version: version.to_string(),
+        filename: filename.to_string(),
+        sha256: crate::hash::sha256_hex(&bytes),
+    };
     Ok(Fetched {
         dir,
-        provenance: Provenance {
-            spec: spec.clone(),
-            url: None,
-            subdir: None,
-            pinned_ref: None,
-            tracked_ref: None,
-            commit: None,
-            dirty: false,
-            catalog: None,
-            package: Some(PackagePin {
-                name: name.to_ascii_lowercase().replace(['_', '.'], "-"),
-                version: version.to_string(),
-                filename: filename.to_string(),
-                sha256: crate::hash::sha256_hex(&bytes),
-            }),
-            reviewed: false,
-        },
+        provenance: Provenance::of_wheel(spec.clone(), None, pin),
     })
 }
 
