@@ -1,5 +1,6 @@
 //! Getting plugin code from where it lives (SRC-1, SRC-2, SRC-3): a catalog entry, GitHub,
-//! any git URL, or a local directory. Everything is fetched into a scratch directory the
+//! any git URL, a local directory, or a local wheel file (a `pypi:` package is fetched through
+//! the resolver, `manager::pypi`). Everything is fetched into a scratch directory the
 //! caller owns; the package directory inside it is checked for escapes before anyone reads
 //! it, and the provenance (what was asked, what commit was found) comes back with it.
 

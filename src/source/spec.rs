@@ -57,7 +57,7 @@ pub enum SourceSpec {
 pub enum SpecError {
     /// Nothing matched.
     #[error(
-        "`{0}` is not a source: use a catalog name (`weather`), `owner/repo[/subdir]`, a git URL (`https://host/repo.git#subdir`), a directory (`./my-plugin`) or a package on the index (`pypi:NAME`)"
+        "`{0}` is not a source: use a catalog name (`weather`), `owner/repo[/subdir]`, a git URL (`https://host/repo.git#subdir`), a directory (`./my-plugin`), a wheel file (`./dist/x-1.0-py3-none-any.whl`) or a package on the index (`pypi:NAME`)"
     )]
     Unrecognised(String),
     /// A subdirectory that would leave the repository.
@@ -68,6 +68,9 @@ pub enum SpecError {
     /// A local path that is not a directory.
     #[error("{0}: not a directory")]
     NotADirectory(String),
+    /// A local wheel (a path ending in `.whl`) that is not a file.
+    #[error("{0}: no such wheel file")]
+    NoSuchWheel(String),
     /// `pypi:` followed by something that is not a requirement on a distribution by name.
     #[error(
         "`pypi:{0}` is not a package requirement: {1} (write `pypi:NAME`, `pypi:NAME==1.2.0` or `pypi:NAME>=1.2,<2`)"
@@ -183,7 +186,10 @@ pub fn parse(text: &str, cwd: &Path, home: Option<&Path>) -> Result<SourceSpec, 
             _ => PathBuf::from(text),
         };
         let dir = absolute(&path, cwd);
-        if dir.extension().is_some_and(|e| e == "whl") && dir.is_file() {
+        if dir.extension().is_some_and(|e| e == "whl") {
+            if !dir.is_file() {
+                return Err(SpecError::NoSuchWheel(dir.display().to_string()));
+            }
             return Ok(SourceSpec::Wheel { file: dir });
         }
         if !dir.is_dir() {
@@ -371,6 +377,10 @@ mod tests {
         assert!(matches!(
             p("./definitely-missing"),
             Err(SpecError::NotADirectory(_))
+        ));
+        assert!(matches!(
+            p("./dist/missing-1.0-py3-none-any.whl"),
+            Err(SpecError::NoSuchWheel(_))
         ));
         for bad in [
             "pypi:",
