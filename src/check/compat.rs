@@ -142,6 +142,10 @@ impl Loader {
     pub fn of(package: &LoadedPackage) -> Loader {
         let native = match &package.content {
             Content::Native(native) => native,
+            // A memory provider alone is loaded by `plugins.memory`'s provider collector.
+            Content::Pip(p) if p.plugins.is_empty() && !p.memory_providers.is_empty() => {
+                return Loader::Memory;
+            }
             Content::Pip(_) => return Loader::Plugin,
             Content::Portable(_) => return Loader::NoContext,
         };
@@ -318,10 +322,23 @@ pub fn check(
                 );
             }
             if !pip.capabilities.is_empty() {
+                let group = crate::package::pip::CAPABILITIES_GROUP;
+                let reading =
+                    releases::versions_where(|r| r.entry_point_groups.iter().any(|g| g == group));
                 needs_newer.push(format!(
-                    "capabilities in `{}` (no release reads them)",
-                    crate::package::pip::CAPABILITIES_GROUP
+                    "capabilities in `{group}` (read by {})",
+                    api::ranges(&reading).join(", ")
                 ));
+            }
+            if pip.plugins.is_empty() && !pip.memory_providers.is_empty() {
+                let group = crate::package::pip::MEMORY_PROVIDERS_GROUP;
+                v.fail_where(
+                    |r| !r.entry_point_groups.iter().any(|g| g == group),
+                    Reason::new(
+                        CheckId::EntryPoints.as_str(),
+                        format!("its memory provider loader reads no `{group}` entry points"),
+                    ),
+                );
             }
             analysis
                 .map(|a| a.registrations.calls.as_slice())

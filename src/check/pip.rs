@@ -12,10 +12,11 @@ use crate::pkgfs::PackageRoot;
 
 use super::static_py::{self, StaticAnalysis};
 
-/// The module to analyse for `register(ctx)`: the first plugin entry point's, as a dotted name
-/// relative to the project root (`src.my_pkg` in a src layout).
+/// The module to analyse for `register(ctx)`: the first plugin entry point's (a memory
+/// provider's when it registers only that), as a dotted name relative to the project root
+/// (`src.my_pkg` in a src layout).
 pub fn entry_module(package: &PipPackage) -> Option<String> {
-    let first = package.plugins.first()?;
+    let first = package.main_entry()?;
     Some(if package.module_root == "." {
         first.module.clone()
     } else {
@@ -36,22 +37,23 @@ pub fn check(
     file: &str,
     out: &mut Vec<Diagnostic>,
 ) {
-    if package.plugins.is_empty() {
+    if package.registers_nothing() {
         out.push(
             Diagnostic::error(
                 CheckId::EntryPoints,
                 file,
                 crate::located::Pos::START,
                 format!(
-                    "no `{}` entry point: Hermes does not discover this distribution",
-                    crate::package::pip::PLUGINS_GROUP
+                    "no `{}` (or `{}`) entry point: Hermes does not discover this distribution",
+                    crate::package::pip::PLUGINS_GROUP,
+                    crate::package::pip::MEMORY_PROVIDERS_GROUP
                 ),
             )
             .hint("Add [project.entry-points.\"hermes_agent.plugins\"] with `my-plugin = \"my_plugin\"`."),
         );
         return;
     }
-    for e in &package.plugins {
+    for e in package.plugins.iter().chain(&package.memory_providers) {
         if package.module_file(root, &e.module).is_none() {
             out.push(
                 Diagnostic::error(
@@ -72,7 +74,9 @@ pub fn check(
                 )),
             );
         }
-        if let Some(object) = &e.object {
+        // A memory provider's object may be a class, an instance or a function (0.20.4+
+        // takes each); only the plugins group calls `register` on the object.
+        if let Some(object) = e.object.as_ref().filter(|_| package.plugins.contains(e)) {
             out.push(
                 Diagnostic::warning(
                     CheckId::EntryPoints,
@@ -94,8 +98,8 @@ pub fn check(
     if !regs.analyzed
         && let Some(reason) = &regs.reason
         && reason.contains("defines no register(ctx)")
+        && let Some(e) = package.plugins.first()
     {
-        let e = &package.plugins[0];
         out.push(
             Diagnostic::error(
                 CheckId::EntryPoints,

@@ -60,19 +60,20 @@ impl Declared {
         }
         if let Some(loaded) = &loaded
             && let Content::Pip(p) = &loaded.content
-            && let Some(plugin) = p.plugins.first()
         {
-            // A distribution declares capabilities as Hermes 0.22 reads them: entries
-            // `<plugin-id>.<capability-id>` of `hermes_agent.plugin_capabilities` pointing at
-            // the plugin's own object; its requirement on `hermes-agent` is one on core.
-            let prefix = format!("{}.", plugin.name);
-            d.capabilities = p
-                .capabilities
-                .iter()
-                .filter(|c| c.value == plugin.value)
-                .filter_map(|c| c.name.strip_prefix(&prefix).map(str::to_string))
-                .collect();
+            // Its requirement on `hermes-agent` is one on core. It declares capabilities as
+            // Hermes 0.22 reads them: entries `<plugin-id>.<capability-id>` of
+            // `hermes_agent.plugin_capabilities` pointing at the plugin's own object.
             d.requires_hermes = p.requires_hermes.clone().filter(|s| !s.is_empty());
+            if let Some(plugin) = p.plugins.first() {
+                let prefix = format!("{}.", plugin.name);
+                d.capabilities = p
+                    .capabilities
+                    .iter()
+                    .filter(|c| c.value == plugin.value)
+                    .filter_map(|c| c.name.strip_prefix(&prefix).map(str::to_string))
+                    .collect();
+            }
         }
         d
     }

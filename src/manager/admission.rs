@@ -160,13 +160,23 @@ pub(super) fn validate(dir: &Path, shown: &str, force: bool) -> Result<Validated
         )));
     }
     if let Content::Pip(p) = &loaded.content
-        && p.plugins.is_empty()
+        && p.registers_nothing()
     {
+        let instead = if p.console_scripts.is_empty() {
+            "a plain library: it has no console scripts either".to_string()
+        } else {
+            format!(
+                "a command-line tool (console scripts: {}), perhaps an installer that sets a plugin up itself: run it as its documentation says, not through hermes-plugins",
+                p.console_scripts.join(", ")
+            )
+        };
         return Err(ManagerError::coded(
             Code::Invalid,
             format!(
-                "{shown} ({}) registers no Hermes plugin: it has no `hermes_agent.plugins` entry point, so Hermes would never load it (a library, or a tool with an installer of its own, is not a plugin)",
-                p.project.as_deref().unwrap_or("a Python distribution")
+                "{shown} ({}) registers no Hermes plugin: it has no `{}` or `{}` entry point, so Hermes would never load it. It is {instead}",
+                p.project.as_deref().unwrap_or("a Python distribution"),
+                crate::package::pip::PLUGINS_GROUP,
+                crate::package::pip::MEMORY_PROVIDERS_GROUP
             ),
         ));
     }

@@ -209,7 +209,7 @@ impl LoadedPackage {
         match &self.content {
             Content::Native(n) => n.manifest.is_some(),
             Content::Portable(p) => p.accepted,
-            Content::Pip(p) => !p.plugins.is_empty(),
+            Content::Pip(p) => !p.registers_nothing(),
         }
     }
 }
@@ -549,11 +549,12 @@ fn load_pip(candidate: &Candidate, dir_name: &str) -> LoadedPackage {
         description: None,
         plugins: Vec::new(),
         capabilities: Vec::new(),
+        memory_providers: Vec::new(),
+        console_scripts: Vec::new(),
         module_root: ".".into(),
     });
     let key = package
-        .plugins
-        .first()
+        .main_entry()
         .map(|e| e.name.clone())
         .unwrap_or_else(|| dir_name.to_string());
     LoadedPackage {

@@ -22,6 +22,9 @@ use crate::pkgfs::{MANIFEST_LIMIT, PackageRoot};
 pub const PLUGINS_GROUP: &str = "hermes_agent.plugins";
 /// The entry-point group of capability declarations.
 pub const CAPABILITIES_GROUP: &str = "hermes_agent.plugin_capabilities";
+/// The entry-point group of memory providers (read by `plugins.memory` from 0.20.4): the
+/// object is a provider, its class, or a module or function whose `register(ctx)` registers one.
+pub const MEMORY_PROVIDERS_GROUP: &str = "hermes_agent.memory_providers";
 
 /// Most bytes a wheel may unpack to for validation (256 MiB).
 const WHEEL_UNPACK_LIMIT: u64 = 256 * 1024 * 1024;
@@ -72,6 +75,11 @@ pub struct PipPackage {
     pub plugins: Vec<EntryPoint>,
     /// `hermes_agent.plugin_capabilities` entry points.
     pub capabilities: Vec<EntryPoint>,
+    /// `hermes_agent.memory_providers` entry points.
+    pub memory_providers: Vec<EntryPoint>,
+    /// The names of its `console_scripts`: what a distribution that registers nothing with
+    /// Hermes offers instead (an installer of its own, a tool).
+    pub console_scripts: Vec<String>,
     /// The version specifiers of its unconditional `Requires-Dist` on `hermes-agent` (a
     /// wheel's): a requirement on core, judged against core and never installed.
     pub requires_hermes: Option<String>,
@@ -80,6 +88,19 @@ pub struct PipPackage {
 }
 
 impl PipPackage {
+    /// The entry point Hermes knows the plugin by: its `hermes_agent.plugins` entry, or for a
+    /// memory provider alone its `hermes_agent.memory_providers` entry.
+    pub fn main_entry(&self) -> Option<&EntryPoint> {
+        self.plugins
+            .first()
+            .or_else(|| self.memory_providers.first())
+    }
+
+    /// Whether it registers nothing with Hermes through any entry-point group.
+    pub fn registers_nothing(&self) -> bool {
+        self.plugins.is_empty() && self.memory_providers.is_empty()
+    }
+
     /// The package directory of module `dotted` relative to the package root, if the project
     /// holds it (`my_pkg` → `src/my_pkg/__init__.py` or `my_pkg.py`).
     pub fn module_file(&self, root: &PackageRoot, dotted: &str) -> Option<String> {
@@ -110,6 +131,8 @@ struct Project {
     description: Option<String>,
     #[serde(rename = "entry-points", default)]
     entry_points: BTreeMap<String, BTreeMap<String, toml::Spanned<String>>>,
+    #[serde(default)]
+    scripts: BTreeMap<String, toml::Value>,
 }
 
 /// Splits `module[:object]`; `None` when it is not a dotted module path.
@@ -213,6 +236,8 @@ pub fn read_project(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> Option<Pip
     };
     let plugins = group(PLUGINS_GROUP, out);
     let capabilities = group(CAPABILITIES_GROUP, out);
+    let memory_providers = group(MEMORY_PROVIDERS_GROUP, out);
+    let console_scripts = project.scripts.keys().cloned().collect();
     let module_root = if root.is_dir("src") && !root.is_file("src/__init__.py") {
         "src"
     } else {
@@ -226,18 +251,24 @@ pub fn read_project(root: &PackageRoot, out: &mut Vec<Diagnostic>) -> Option<Pip
         description: project.description,
         plugins,
         capabilities,
+        memory_providers,
+        console_scripts,
         module_root: module_root.to_string(),
     })
 }
 
+/// The entry points of `entry_points.txt` that matter to Hermes, by group.
+#[derive(Debug, Default)]
+struct Groups {
+    plugins: Vec<EntryPoint>,
+    capabilities: Vec<EntryPoint>,
+    memory_providers: Vec<EntryPoint>,
+    console_scripts: Vec<String>,
+}
+
 /// Parses `entry_points.txt` (INI: `[group]`, `name = value`).
-fn parse_entry_points(
-    text: &str,
-    file: &str,
-    out: &mut Vec<Diagnostic>,
-) -> (Vec<EntryPoint>, Vec<EntryPoint>) {
-    let mut plugins = Vec::new();
-    let mut capabilities = Vec::new();
+fn parse_entry_points(text: &str, file: &str, out: &mut Vec<Diagnostic>) -> Groups {
+    let mut groups = Groups::default();
     let mut group = String::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -253,15 +284,20 @@ fn parse_entry_points(
             continue;
         };
         let target = match group.as_str() {
-            PLUGINS_GROUP => &mut plugins,
-            CAPABILITIES_GROUP => &mut capabilities,
+            PLUGINS_GROUP => &mut groups.plugins,
+            CAPABILITIES_GROUP => &mut groups.capabilities,
+            MEMORY_PROVIDERS_GROUP => &mut groups.memory_providers,
+            "console_scripts" => {
+                groups.console_scripts.push(name.trim().to_string());
+                continue;
+            }
             _ => continue,
         };
         if let Some(e) = entry(name.trim(), value, file, pos, out) {
             target.push(e);
         }
     }
-    (plugins, capabilities)
+    groups
 }
 
 /// The specifiers of a METADATA's unconditional `Requires-Dist` on `hermes-agent` (`>=0.18.2`;
@@ -350,7 +386,7 @@ pub fn read_wheel(path: &Path, out: &mut Vec<Diagnostic>) -> Result<(PipPackage,
     let dist_info = dist_info.ok_or("it has no .dist-info directory")?;
     let rel = format!("{dist_info}/entry_points.txt");
     let text = std::fs::read_to_string(tmp.path().join(&rel)).unwrap_or_default();
-    let (plugins, capabilities) = parse_entry_points(&text, &rel, out);
+    let groups = parse_entry_points(&text, &rel, out);
     let metadata = std::fs::read_to_string(tmp.path().join(format!("{dist_info}/METADATA")))
         .unwrap_or_default();
     let field = |name: &str| {
@@ -366,8 +402,10 @@ pub fn read_wheel(path: &Path, out: &mut Vec<Diagnostic>) -> Result<(PipPackage,
             project: field("Name"),
             version: field("Version"),
             description: field("Summary"),
-            plugins,
-            capabilities,
+            plugins: groups.plugins,
+            capabilities: groups.capabilities,
+            memory_providers: groups.memory_providers,
+            console_scripts: groups.console_scripts,
             module_root: ".".into(),
             source: PipSource::Wheel {
                 file: path.to_path_buf(),
@@ -410,15 +448,18 @@ mod tests {
     #[test]
     fn entry_points_txt_groups() {
         let mut out = Vec::new();
-        let (p, c) = parse_entry_points(
-            "[console_scripts]\nx = y:z\n\n[hermes_agent.plugins]\ncalc = my_pkg\n\n[hermes_agent.plugin_capabilities]\ncalc.tools.override = my_pkg\n",
+        let g = parse_entry_points(
+            "[console_scripts]\nx = y:z\n\n[hermes_agent.plugins]\ncalc = my_pkg\n\n[hermes_agent.plugin_capabilities]\ncalc.tools.override = my_pkg\n\n[hermes_agent.memory_providers]\ncalc-memory = my_memory:register\n",
             "x.dist-info/entry_points.txt",
             &mut out,
         );
-        assert_eq!(p.len(), 1);
-        assert_eq!(p[0].name, "calc");
-        assert_eq!(p[0].pos, Pos::new(5, 1));
-        assert_eq!(c[0].name, "calc.tools.override");
+        assert_eq!(g.plugins.len(), 1);
+        assert_eq!(g.plugins[0].name, "calc");
+        assert_eq!(g.plugins[0].pos, Pos::new(5, 1));
+        assert_eq!(g.capabilities[0].name, "calc.tools.override");
+        assert_eq!(g.memory_providers[0].name, "calc-memory");
+        assert_eq!(g.memory_providers[0].object.as_deref(), Some("register"));
+        assert_eq!(g.console_scripts, ["x"]);
         assert!(out.is_empty());
     }
 }

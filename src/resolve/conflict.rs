@@ -246,6 +246,46 @@ fn out_of_range(
     }
 }
 
+/// A conflict no two direct requirements show: the plugins' requirements meet core's only
+/// through the dependencies of the releases the index offers (a plugin requires
+/// `opentelemetry-sdk`, every release of which pins its own `opentelemetry-api`, while the
+/// installed Hermes has another). Named by owner as far as the inputs tell; uv's derivation,
+/// kept as detail, says which release depends on what.
+fn through_dependencies(
+    packages: &[PackageName],
+    inputs: &[Labelled],
+    sentences: &mut Vec<String>,
+) {
+    let named = |l: &&Labelled| packages.contains(&l.requirement.name);
+    let mut by_plugin: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    let mut core = Vec::new();
+    for l in inputs.iter().filter(named) {
+        match &l.source {
+            super::inputs::Source::Plugin(_) => by_plugin
+                .entry(l.source.describe())
+                .or_default()
+                .push(l.raw.as_str()),
+            _ => core.push(format!("`{}`", l.raw)),
+        }
+    }
+    if by_plugin.is_empty() || core.is_empty() {
+        return;
+    }
+    core.sort();
+    core.dedup();
+    for (who, requirements) in by_plugin {
+        sentences.push(format!(
+            "{who} requires {}, and no release of what that needs, as the index offers them, fits Hermes core's {} (see uv's derivation for which release depends on what): a generation adds to Hermes's environment and never changes what it has",
+            requirements
+                .iter()
+                .map(|r| format!("`{r}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            core.join(", ")
+        ));
+    }
+}
+
 /// Builds the explanation.
 pub fn explain(
     packages: &[PackageName],
@@ -328,6 +368,9 @@ pub fn explain(
         }
     }
     if sentences.is_empty() {
+        through_dependencies(packages, inputs, &mut sentences);
+    }
+    if sentences.is_empty() {
         sentences.push(format!(
             "uv found no solution: {}",
             report
@@ -344,5 +387,75 @@ pub fn explain(
         plugins: plugins.into_iter().collect(),
         detail: report.to_string(),
         hints: hints.to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::str::FromStr;
+
+    use uv_normalize::PackageName;
+
+    use super::explain;
+    use crate::resolve::inputs::{Labelled, Source};
+    use crate::resolve::quarantine::Quarantine;
+
+    fn labelled(source: Source, raw: &str) -> Labelled {
+        Labelled {
+            source,
+            raw: raw.to_string(),
+            requirement: uv_pep508::Requirement::from_str(raw).unwrap(),
+        }
+    }
+
+    /// The plugin and core meet only through a dependency's dependency: both owners are named,
+    /// not only uv's derivation.
+    #[test]
+    fn a_conflict_through_dependencies_names_the_plugin_and_what_core_has() {
+        let names: Vec<PackageName> = ["opentelemetry-sdk", "opentelemetry-api"]
+            .iter()
+            .map(|n| PackageName::from_str(n).unwrap())
+            .collect();
+        let inputs = [
+            labelled(Source::Plugin("otel".into()), "opentelemetry-sdk>=1.27"),
+            labelled(Source::Core, "opentelemetry-api==1.45.3"),
+            labelled(Source::Core, "httpx==0.28.1"),
+        ];
+        let listed = |versions: &[&str]| -> Vec<crate::resolve::engine::Listed> {
+            versions
+                .iter()
+                .map(|v| crate::resolve::engine::Listed {
+                    version: v.parse().unwrap(),
+                    uploaded_ms: None,
+                })
+                .collect()
+        };
+        let offered = BTreeMap::from([
+            (names[0].clone(), listed(&["1.27.0", "1.45.2"])),
+            (names[1].clone(), listed(&["1.27.0", "1.45.2", "1.45.3"])),
+        ]);
+        let conflict = explain(
+            &names,
+            &offered,
+            &inputs,
+            &Quarantine {
+                days: 14,
+                now: jiff::Timestamp::UNIX_EPOCH,
+                cutoffs: BTreeMap::new(),
+                exempt: Vec::new(),
+            },
+            "Because opentelemetry-sdk>=1.27 depends on opentelemetry-api<=1.45.2 …",
+            &[],
+        );
+        assert_eq!(conflict.sentences.len(), 1, "{:?}", conflict.sentences);
+        let s = &conflict.sentences[0];
+        assert!(
+            s.starts_with("plugin `otel` requires `opentelemetry-sdk>=1.27`")
+                && s.contains("Hermes core's `opentelemetry-api==1.45.3`")
+                && !s.contains("httpx"),
+            "{s}"
+        );
+        assert_eq!(conflict.plugins, ["otel"]);
     }
 }

@@ -44,6 +44,24 @@ pub fn pypi_index() -> TestIndex {
                 b"[hermes_agent.plugins]\nancient = hermes_ancient.plugin\n".to_vec(),
             ),
         Wheel::new("plainlib", "1.0.0", "2025-01-01T00:00:00Z"),
+        // A tool that sets a plugin up itself: console scripts, no Hermes entry point.
+        Wheel::new("hermes-setup", "1.0.0", "2025-01-01T00:00:00Z")
+            .with_file("hermes_setup/cli.py", b"def main():\n    pass\n".to_vec())
+            .with_file(
+                "hermes_setup-1.0.0.dist-info/entry_points.txt",
+                b"[console_scripts]\nhermes-setup = hermes_setup.cli:main\n".to_vec(),
+            ),
+        // A memory provider alone (`plugins.memory` reads the group from 0.20.4).
+        Wheel::new("hermes-recall", "1.0.0", "2025-01-01T00:00:00Z")
+            .with_file(
+                "hermes_recall/provider.py",
+                b"def register(ctx):\n    ctx.register_memory_provider(object())\n".to_vec(),
+            )
+            .with_file(
+                "hermes_recall-1.0.0.dist-info/entry_points.txt",
+                b"[hermes_agent.memory_providers]\nrecall = hermes_recall.provider:register\n"
+                    .to_vec(),
+            ),
         Wheel::new("weatherlib", "1.0.0", "2025-01-01T00:00:00Z").requires("colorlib>=1"),
         Wheel::new("colorlib", "1.0.0", "2025-01-01T00:00:00Z"),
     ])
@@ -155,6 +173,32 @@ fn a_plugin_from_the_index_is_its_wheel_installed_into_the_generation() {
     assert_eq!(w.json(&["list"])["plugins"], serde_json::json!([]));
 }
 
+/// A distribution that registers only a memory provider (`hermes_agent.memory_providers`) is
+/// a plugin too, keyed by that entry point's name as `plugins.memory` knows it.
+#[test]
+fn a_memory_provider_alone_is_a_plugin_keyed_by_its_entry_point() {
+    let w = pypi_world();
+    w.ok(&["install", "pypi:hermes-recall", "--enable", "--yes-deps"]);
+    let doc = installed(&w);
+    assert_eq!(doc["plugins"]["recall"]["format"], "pip", "{doc:#}");
+    assert_eq!(
+        w.venv_python("import importlib.metadata as m; print([e.name for e in m.distribution('hermes-recall').entry_points])"),
+        "['recall']"
+    );
+    // Only the releases whose `plugins.memory` reads the group load it (the wheel as stored).
+    let store = w.json(&["show", "recall"])["store_path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let wheel = std::path::Path::new(&store).join("hermes_recall-1.0.0-py3-none-any.whl");
+    let (_, out, err) = w.run(&["validate", "--format", "json", &wheel.to_string_lossy()]);
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let loads = &report["packages"][0]["compatibility"]["loads"];
+    assert_eq!(loads["0.19.0"], false, "{report:#}");
+    assert_eq!(loads["0.20.4"], true, "{report:#}");
+    assert_eq!(loads["0.22.2"], true, "{report:#}");
+}
+
 #[test]
 fn what_is_no_plugin_on_the_index_is_refused_and_nothing_is_published() {
     let w = pypi_world();
@@ -165,11 +209,17 @@ fn what_is_no_plugin_on_the_index_is_refused_and_nothing_is_published() {
         assert_eq!(w.current(), None, "{args:?} published something");
         assert!(w.leftovers().is_empty(), "{:?}", w.leftovers());
     };
-    // A library: no `hermes_agent.plugins` entry point.
+    // A library: no Hermes entry point, and nothing else either.
     refused(
         &["install", "pypi:plainlib", "--enable", "--yes-deps"],
         1,
-        "registers no Hermes plugin",
+        "registers no Hermes plugin: it has no `hermes_agent.plugins` or `hermes_agent.memory_providers` entry point, so Hermes would never load it. It is a plain library",
+    );
+    // A tool with an installer of its own: named by its console scripts.
+    refused(
+        &["install", "pypi:hermes-setup", "--enable", "--yes-deps"],
+        1,
+        "It is a command-line tool (console scripts: hermes-setup)",
     );
     // Not on the index.
     refused(

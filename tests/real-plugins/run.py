@@ -63,7 +63,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -113,13 +112,7 @@ INSTALL_TIMEOUT = 900
 EXEC_TIMEOUT = 180
 VALIDATE_TIMEOUT = 120
 
-print_lock = threading.Lock()
-
-
-def log(msg):
-    """Progress on stderr (the report itself goes to stdout at the end)."""
-    with print_lock:
-        print(msg, file=sys.stderr, flush=True)
+log = truth.log
 
 
 # --------------------------------------------------------------------------------------------
@@ -134,14 +127,7 @@ def base_env(user_home: Path):
     return truth.clean_env(HOME=str(user_home), HERMES_PLUGINS_CATALOG="none")
 
 
-def run_cmd(argv, env, cwd, timeout):
-    """(returncode, stdout, stderr) of one command; a timeout is rc None."""
-    try:
-        proc = subprocess.run(argv, env=env, cwd=str(cwd), capture_output=True, text=True,
-                              timeout=timeout)
-        return proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        return None, exc.stdout or "", (exc.stderr or "") + "\n[timed out after %ss]" % timeout
+run_cmd = truth.run_cmd
 
 
 def json_doc(stdout):
@@ -727,15 +713,7 @@ def main():
             remove_tree(work)
 
 
-def remove_tree(path: Path):
-    """Removes a work directory, store trees included (hermes-plugins makes them read-only)."""
-    def writable_then_retry(function, name, _):
-        os.chmod(os.path.dirname(name), 0o700)
-        if os.path.isdir(name) and not os.path.islink(name):
-            os.chmod(name, 0o700)
-        function(name)
-
-    shutil.rmtree(path, onerror=writable_then_retry)
+remove_tree = truth.remove_tree
 
 
 def run_all(args, rows, work: Path, started: float) -> int:

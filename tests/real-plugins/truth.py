@@ -72,6 +72,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 #: Value given to every ``requires_env`` variable in both modes.
@@ -661,6 +662,43 @@ def diff_surfaces(a, b):
         else:
             out.append("%s: bare %r, exec %r" % (k, va, vb))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Shared by the drivers (tests/real-plugins/run.py, tests/pypi-plugins/run.py)
+# --------------------------------------------------------------------------------------------
+
+_print_lock = threading.Lock()
+
+
+def log(msg):
+    """Progress on stderr, one line at a time from any thread (the drivers' reports go to
+    stdout at the end)."""
+    with _print_lock:
+        print(msg, file=sys.stderr, flush=True)
+
+
+def run_cmd(argv, env, cwd, timeout):
+    """(returncode, stdout, stderr) of one command; a timeout is rc None."""
+    try:
+        proc = subprocess.run(argv, env=env, cwd=str(cwd), capture_output=True, text=True,
+                              timeout=timeout, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        return None, out, err + "\n[timed out after %ss]" % timeout
+
+
+def remove_tree(path: Path):
+    """Removes a work directory, store trees included (hermes-plugins makes them read-only)."""
+    def writable_then_retry(function, name, _):
+        os.chmod(os.path.dirname(name), 0o700)
+        if os.path.isdir(name) and not os.path.islink(name):
+            os.chmod(name, 0o700)
+        function(name)
+
+    shutil.rmtree(path, onerror=writable_then_retry)
 
 
 # --------------------------------------------------------------------------------------------

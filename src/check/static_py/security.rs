@@ -811,6 +811,48 @@ fn scan_windowed(
     }
 }
 
+/// Whether `rel` is documentation for people: a README, changelog or other Markdown, reST or
+/// text file, or a wheel's `*.dist-info/` metadata (whose `METADATA` carries the README as the
+/// long description). Neither Hermes nor the agent reads these; a skill's files are not
+/// documentation (the agent follows them), so nothing under a `skills` directory and no
+/// `SKILL.md` is.
+fn is_documentation(rel: &str) -> bool {
+    let mut segments = rel.split('/');
+    let name = segments
+        .next_back()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let dirs: Vec<&str> = rel.split('/').collect();
+    let dirs = &dirs[..dirs.len().saturating_sub(1)];
+    if name == "skill.md" || dirs.iter().any(|d| d.eq_ignore_ascii_case("skills")) {
+        return false;
+    }
+    if dirs.first().is_some_and(|d| d.ends_with(".dist-info")) {
+        return true;
+    }
+    let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or_default();
+    matches!(ext, "md" | "markdown" | "rst" | "txt")
+        || ["readme", "changelog", "changes", "history"]
+            .iter()
+            .any(|stem| name.starts_with(stem))
+}
+
+/// A `curl … | sh` in documentation tells a person how to install something by hand; the
+/// plugin does not run it. Reported for the reviewer (medium), not a dangerous verdict that
+/// blocks the install. A reverse shell stays critical wherever it is written.
+fn demote_documentation(rel: &str, found: &mut [SecurityFinding]) {
+    if !is_documentation(rel) {
+        return;
+    }
+    for f in found.iter_mut().filter(|f| f.rule == "pipe-to-shell") {
+        f.level = Level::Medium;
+        f.message = format!(
+            "{} (in documentation: an instruction to its reader, not code the plugin runs)",
+            f.message
+        );
+    }
+}
+
 fn scan_tree(
     root: &PackageRoot,
     read: &std::collections::HashMap<&str, (&str, usize)>,
@@ -957,10 +999,14 @@ fn scan_tree(
             if bytes.len() <= WINDOW && !byte_patterns_match(&lossy(&bytes)) {
                 continue;
             }
+            let before = out.len();
             scan_bytes(std::io::Cursor::new(bytes).chain(file), &rel, out);
+            demote_documentation(&rel, &mut out[before..]);
             continue;
         }
+        let before = out.len();
         scan_bytes(std::io::Cursor::new(head).chain(file), &rel, out);
+        demote_documentation(&rel, &mut out[before..]);
     }
     if files > MAX_FILES {
         out.push(tree_finding(
@@ -1288,5 +1334,54 @@ mod file_type_tests {
                 ("tool".to_string(), "native-executable"),
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod documentation_tests {
+    use super::{Level, SecurityFinding, demote_documentation, is_documentation};
+    use crate::located::Pos;
+
+    #[test]
+    fn documentation_is_what_people_read_and_the_agent_does_not() {
+        for rel in [
+            "README.md",
+            "my_pkg/README.md",
+            "docs/install.rst",
+            "CHANGELOG",
+            "my_pkg-1.0.dist-info/METADATA",
+            "notes.txt",
+        ] {
+            assert!(is_documentation(rel), "{rel}");
+        }
+        for rel in [
+            "SKILL.md",
+            "skills/setup/SKILL.md",
+            "skills/setup/references/install.md",
+            "install.sh",
+            "my_pkg/__init__.py",
+            "my_pkg/metadata.dist-info.py",
+        ] {
+            assert!(!is_documentation(rel), "{rel}");
+        }
+    }
+
+    #[test]
+    fn a_pipe_to_shell_in_documentation_is_reported_without_blocking() {
+        let finding = |rule: &'static str| SecurityFinding {
+            level: Level::High,
+            rule,
+            message: "m".into(),
+            file: "README.md".into(),
+            pos: Pos::START,
+            snippet: String::new(),
+        };
+        let mut found = [finding("pipe-to-shell"), finding("reverse-shell")];
+        demote_documentation("README.md", &mut found);
+        assert!(!found[0].blocks() && found[0].message.contains("in documentation"));
+        assert!(found[1].blocks(), "a reverse shell is never demoted");
+        let mut code = [finding("pipe-to-shell")];
+        demote_documentation("install.sh", &mut code);
+        assert!(code[0].blocks());
     }
 }
