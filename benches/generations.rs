@@ -9,9 +9,12 @@
 //!    (40 packages) environment. Target < 20 ms and flat in environment size.
 //! 4. `exec -- true` and `exec -- python3 -c pass` against the same commands run directly.
 //! 5. `install` of a plugin of 99 000 files.
+//! 6. `install pypi:NAME --enable` of a plugin distribution with 10 dependencies (resolve,
+//!    fetch and validate the wheel, venv, install, publish) against `uv venv` + `uv pip install
+//!    NAME` (resolving too) from the same index. Target ≤ 1.1×.
 //!
-//! `cargo bench --bench generations -- [ITERATIONS]` (default 11). Every run is a process, as
-//! Hermes runs them.
+//! `cargo bench --bench generations -- [ITERATIONS]` (default 11; `BENCH_ONLY=pypi` runs 6
+//! alone). Every run is a process, as Hermes runs them.
 
 #[path = "../tests/common/index.rs"]
 mod index;
@@ -219,11 +222,16 @@ fn main() {
             "2025-01-01T00:00:00Z",
         ));
     }
+    wheels.push(pypi_plugin_wheel());
     let server = TestIndex::start(&wheels);
     let url = server.url();
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("pypi") {
+        pypi_install_against_uv(&home, &url, &uv, tmp.path(), iterations);
+        return;
+    }
     let ten: Vec<String> = (0..10).map(|i| format!("dep{i:02}>=1")).collect();
     let forty: Vec<String> = (0..40).map(|i| format!("dep{i:02}>=1")).collect();
     let ten_dir = plugin(tmp.path(), "ten", &ten);
@@ -403,6 +411,124 @@ fn main() {
     });
     println!("install of a plugin with 99 000 files:");
     line("hermes-plugins install (copy, validate, store)", &installs);
+
+    // 6. install pypi: against uv venv + uv pip install of the same distribution.
+    pypi_install_against_uv(&home, &url, &uv, tmp.path(), iterations);
+}
+
+/// `hermes-bench-plugin` 1.0.0: the entry point `bench`, ten dependencies.
+fn pypi_plugin_wheel() -> Wheel {
+    let mut wheel = Wheel::new("hermes-bench-plugin", "1.0.0", "2025-01-01T00:00:00Z")
+        .with_file(
+            "hermes_bench_plugin/plugin.py",
+            b"def register(ctx):\n    pass\n".to_vec(),
+        )
+        .with_file(
+            "hermes_bench_plugin-1.0.0.dist-info/entry_points.txt",
+            b"[hermes_agent.plugins]\nbench = hermes_bench_plugin.plugin\n".to_vec(),
+        );
+    for i in 0..10 {
+        wheel = wheel.requires(&format!("dep{i:02}>=1"));
+    }
+    wheel
+}
+
+/// `install pypi:hermes-bench-plugin --enable` as a fresh publication (warm caches: the
+/// generation holding it is collected after each run, so no earlier venv is reused) against
+/// `uv venv` + `uv pip install hermes-bench-plugin` from the same index, interleaved.
+fn pypi_install_against_uv(home: &Path, url: &str, uv: &Path, scratch: &Path, iterations: usize) {
+    // Out of reach of the next run's reuse: gc keeps the current generation and its parent,
+    // so two more publications (another plugin on and off) come first.
+    let collect = || {
+        must(hp(home, url, &["remove", "bench"]));
+        must(hp(home, url, &["enable", "pypi-other"]));
+        must(hp(home, url, &["disable", "pypi-other"]));
+        must(hp(home, url, &["generations", "gc"]));
+    };
+    let install = || {
+        let mut cmd = hp(
+            home,
+            url,
+            &[
+                "install",
+                "pypi:hermes-bench-plugin",
+                "--enable",
+                "--yes-deps",
+            ],
+        );
+        cmd.env(
+            "HERMES_PLUGINS_LOG",
+            "hermes_plugins::generation::build=debug",
+        );
+        let start = Instant::now();
+        let out = must(cmd);
+        let t = start.elapsed();
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("carried over"),
+            "a fresh publication was asked for"
+        );
+        collect();
+        t
+    };
+    let other = plugin(scratch, "pypi-other", &[]);
+    must(hp(home, url, &["install", other.to_str().unwrap()]));
+    let uv_cache = scratch.join("uv-cache-pypi");
+    let venv = scratch.join("uv-venv-pypi");
+    let uv_run = || {
+        let _ = std::fs::remove_dir_all(&venv);
+        let start = Instant::now();
+        let mut c = Command::new(uv);
+        c.args(["venv", "--relocatable", "--no-config", "-q"])
+            .arg("--python")
+            .arg(python())
+            .arg("--cache-dir")
+            .arg(&uv_cache)
+            .arg(&venv);
+        must(c);
+        let mut c = Command::new(uv);
+        c.env("NO_PROXY", "127.0.0.1,localhost")
+            .args(["pip", "install", "--no-config", "-q"])
+            .args(["--index-url", url])
+            .arg("--cache-dir")
+            .arg(&uv_cache)
+            .arg("--python")
+            .arg(venv.join("bin/python"))
+            .arg("hermes-bench-plugin");
+        must(c);
+        start.elapsed()
+    };
+    install(); // warms our caches
+    uv_run(); // and uv's
+    if let Ok(filter) = std::env::var("BENCH_TRACE") {
+        let mut cmd = hp(
+            home,
+            url,
+            &[
+                "install",
+                "pypi:hermes-bench-plugin",
+                "--enable",
+                "--yes-deps",
+            ],
+        );
+        cmd.env("HERMES_PLUGINS_LOG", filter);
+        std::fs::write("/tmp/pypi-install-trace.log", must(cmd).stderr).unwrap();
+        collect();
+        println!("trace written to /tmp/pypi-install-trace.log");
+    }
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..iterations {
+        ours.push(install());
+        theirs.push(uv_run());
+    }
+    ours.sort();
+    theirs.sort();
+    println!("install of a plugin distribution with 10 dependencies from the index:");
+    line("hermes-plugins install pypi:NAME --enable", &ours);
+    line("uv venv + uv pip install NAME", &theirs);
+    println!(
+        "  ratio (median, ours / uv): {:.2}",
+        ms(ours[ours.len() / 2]) / ms(theirs[theirs.len() / 2])
+    );
 }
 
 fn current(home: &Path) -> u64 {

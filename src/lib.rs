@@ -6,7 +6,6 @@
 
 #[cfg(feature = "manager")]
 pub mod agent;
-pub mod arena;
 pub mod catalog;
 pub mod check;
 #[cfg(feature = "manager")]
@@ -37,10 +36,3 @@ pub mod state;
 pub mod store;
 pub mod text;
 pub mod validation;
-
-/// The library's tests run on the binary's kind of global allocator (an [`arena::Arena`]),
-/// around the system's: every parse in them goes through the arena, in a debug build that
-/// catches memory escaping it.
-#[cfg(test)]
-#[global_allocator]
-static TEST_ALLOCATOR: arena::Arena<std::alloc::System> = arena::Arena::new(std::alloc::System);

@@ -213,33 +213,21 @@ impl Tree {
     /// Parses `text` as a module. Never fails: a syntax error leaves what ruff recovered
     /// around it (and [`Tree::has_error`]).
     ///
-    /// ruff's AST is only read here, to lay it out: it is allocated from the thread's arena
-    /// and thrown away whole ([`crate::arena`]).
+    /// ruff's AST is only read here, to lay it out, then dropped.
     pub fn parse(text: &str) -> Tree {
-        // SAFETY: ruff's parser keeps nothing it allocates beyond the `Parsed` it returns:
-        // ruff_python_parser 0.0.10 has no static, cache or thread-local that allocates,
-        // and of ruff_python_ast's two lazy statics (string prefixes, script tags) it uses
-        // neither. The layout only reads the AST (it asks no lazily computed value, so no
-        // `OnceLock` in it is filled) and owns only what it allocates itself.
-        unsafe {
-            crate::arena::throwaway(
-                || ruff_python_parser::parse_unchecked_source(text, ast::PySourceType::Python),
-                |parsed| Tree::lay_out(text, parsed),
-                |parsed, tree| {
-                    // Without the arena Rust drops an AST recursively: give the drop a
-                    // stack as deep as the tree (a few hundred bytes per level, with room
-                    // to spare).
-                    if tree.depth > 1_000 {
-                        let size = (tree.depth as usize)
-                            .saturating_mul(1024)
-                            .saturating_add(1 << 20);
-                        stacker::grow(size, move || drop(parsed));
-                    } else {
-                        drop(parsed);
-                    }
-                },
-            )
+        let parsed = ruff_python_parser::parse_unchecked_source(text, ast::PySourceType::Python);
+        let tree = Tree::lay_out(text, &parsed);
+        // Rust drops an AST recursively: give the drop a stack as deep as the tree (a few
+        // hundred bytes per level, with room to spare).
+        if tree.depth > 1_000 {
+            let size = (tree.depth as usize)
+                .saturating_mul(1024)
+                .saturating_add(1 << 20);
+            stacker::grow(size, move || drop(parsed));
+        } else {
+            drop(parsed);
         }
+        tree
     }
 
     fn lay_out(text: &str, parsed: &ruff_python_parser::Parsed<ast::ModModule>) -> Tree {
@@ -1940,19 +1928,14 @@ mod tests {
         assert_eq!(statements, 2);
     }
 
-    /// Where no arena serves a parse (the fuzz targets' system allocator; here a parse
-    /// nested in another scope, which `throwaway` hands to `discard` the same way), the
-    /// deep AST is dropped on a stack grown for it.
+    /// A deep AST is dropped on a stack grown for it, on a thread with a small stack.
     #[test]
-    fn a_deep_ast_no_arena_serves_is_dropped_without_overflow() {
+    fn a_deep_ast_is_dropped_without_overflow() {
         let handle = std::thread::Builder::new()
             .stack_size(256 * 1024)
             .spawn(|| {
                 let src = format!("x = {}1\n", "-".repeat(200_000));
-                // SAFETY: the outer scope keeps nothing; it returns only a number.
-                unsafe {
-                    crate::arena::throwaway(|| Tree::parse(&src).depth(), |depth| *depth, |_, _| ())
-                }
+                Tree::parse(&src).depth()
             })
             .unwrap();
         assert!(handle.join().unwrap() > 200_000);
