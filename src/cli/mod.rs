@@ -13,10 +13,13 @@ macro_rules! outln {
 }
 
 pub mod activate;
+pub mod capabilities;
 pub mod catalog;
 pub mod completions;
 pub mod config;
 pub mod conflict;
+pub mod disable;
+pub mod enable;
 pub mod env_vars;
 pub mod environment;
 pub mod error;
@@ -32,8 +35,10 @@ pub mod nix;
 pub mod outdated;
 pub mod pack;
 pub mod printer;
+pub mod remove;
 pub mod resolve;
 pub mod select;
+pub mod sync;
 pub mod terminal;
 pub mod update;
 pub mod validate;
@@ -78,17 +83,17 @@ pub enum Command {
     /// Install a plugin (catalog name, owner/repo, git URL, directory); disabled unless --enable
     Install(install::InstallArgs),
     /// Enable an installed plugin in the profile (publishes a generation)
-    Enable(select::EnableArgs),
+    Enable(enable::EnableArgs),
     /// Disable a plugin in the profile (publishes a generation)
-    Disable(select::DisableArgs),
+    Disable(disable::DisableArgs),
     /// Update plugins: new code and dependencies in one switch
     Update(update::UpdateArgs),
     /// Remove a plugin from every profile and from the installed set
-    Remove(select::RemoveArgs),
+    Remove(remove::RemoveArgs),
     /// Apply every profile's config.yaml selection; a no-op when nothing changed
-    Sync(select::SyncArgs),
+    Sync(sync::SyncArgs),
     /// Show, grant or revoke a plugin's capabilities in the profile
-    Capabilities(select::CapabilitiesArgs),
+    Capabilities(capabilities::CapabilitiesArgs),
     /// List installed plugins and their status
     List(inspect::ListArgs),
     /// Show one installed plugin: manifest, dependencies, provenance
@@ -248,12 +253,12 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate::run(args, &cli.global),
         Command::Resolve(args) => resolve::run(args, &cli.global),
         Command::Install(args) => install::run(args, &cli.global),
-        Command::Enable(args) => select::enable(args, &cli.global),
-        Command::Disable(args) => select::disable(args, &cli.global),
+        Command::Enable(args) => enable::enable(args, &cli.global),
+        Command::Disable(args) => disable::disable(args, &cli.global),
         Command::Update(args) => update::run(args, &cli.global),
-        Command::Remove(args) => select::remove(args, &cli.global),
-        Command::Sync(args) => select::sync(args, &cli.global),
-        Command::Capabilities(args) => select::capabilities(args, &cli.global),
+        Command::Remove(args) => remove::remove(args, &cli.global),
+        Command::Sync(args) => sync::sync(args, &cli.global),
+        Command::Capabilities(args) => capabilities::capabilities(args, &cli.global),
         Command::List(args) => inspect::list(args, &cli.global),
         Command::Show(args) => inspect::show(args, &cli.global),
         Command::Generations(args) => generations::run(args, &cli.global),

@@ -68,7 +68,7 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         grant: args.grant.clone(),
         revoke: Vec::new(),
     };
-    let request = manager::install::UpdateRequest {
+    let request = manager::update::UpdateRequest {
         names: args.names.clone(),
         dry_run: args.dry_run,
         plan: match &args.plan {
@@ -82,9 +82,9 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         accept_findings: args.accept_findings.clone(),
     };
     let (items, applied) = if manage::interactive(global) {
-        manager::install::update(&cx, &request, &mut TerminalPrompter, &mut feedback)
+        manager::update::update(&cx, &request, &mut TerminalPrompter, &mut feedback)
     } else {
-        manager::install::update(&cx, &request, &mut manager::NoInput, &mut feedback)
+        manager::update::update(&cx, &request, &mut manager::NoInput, &mut feedback)
     }
     .map_err(|e| manage::failure(e, global))?;
     if global.printer.json() {
@@ -108,7 +108,7 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         };
         // A directory source has no commits: say what moved instead of `- -> -`.
         let change = match (&i.from, &i.to) {
-            (None, None) if i.status == "unchanged" => String::new(),
+            (None, None) if i.status == manager::update::UpdateStatus::Unchanged => String::new(),
             (None, None) => "its directory's contents changed".to_string(),
             (from, to) => format!("{} -> {}", short(from), short(to)),
         };

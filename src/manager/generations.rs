@@ -133,7 +133,7 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
             }
             None => {
                 let record =
-                    super::install::record_from_generation(p, &store.path_of(&p.store_key))?;
+                    super::prepare::record_from_generation(p, &store.path_of(&p.store_key))?;
                 installed.plugins.insert(p.key.clone(), record);
             }
         }

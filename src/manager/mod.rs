@@ -16,9 +16,12 @@ pub mod install;
 pub mod outdated;
 pub mod pack;
 pub mod plan;
+mod prepare;
 pub mod pypi;
 pub mod query;
+pub mod remove;
 pub mod resolution;
+pub mod update;
 pub mod views;
 
 use std::path::PathBuf;

@@ -29,12 +29,47 @@ pub struct PluginStatus {
     /// The highest version-like tag of a git source (`v1.2.0`), when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub newest_tag: Option<String>,
-    /// `up-to-date`, `outdated`, `pinned` (`--ref`: `update` leaves it), `changed` (a local
-    /// directory with new commits or uncommitted changes) or `unknown` (see `note`).
-    pub status: &'static str,
+    /// Where it stands against its source.
+    pub status: SourceStatus,
     /// Why the status is what it is, when there is more to say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// Where an installed plugin stands against its source (`outdated`'s status column and
+/// JSON `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceStatus {
+    /// What `update` would fetch is what is installed.
+    UpToDate,
+    /// The source moved on: `update` would fetch another commit or version.
+    Outdated,
+    /// Installed with `--ref`: `update` leaves it.
+    Pinned,
+    /// A local directory or wheel file with new commits or changes: `update` copies it again.
+    Changed,
+    /// Not known (the source could not be asked; see `note`).
+    Unknown,
+}
+
+impl SourceStatus {
+    /// The word the JSON and the human output use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceStatus::UpToDate => "up-to-date",
+            SourceStatus::Outdated => "outdated",
+            SourceStatus::Pinned => "pinned",
+            SourceStatus::Changed => "changed",
+            SourceStatus::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for SourceStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 /// One locked package with a newer admissible version.
@@ -69,11 +104,11 @@ fn plugin_status(cx: &Context, p: &InstalledPlugin) -> PluginStatus {
         current: p.source.commit.clone(),
         latest: None,
         newest_tag: None,
-        status: "unknown",
+        status: SourceStatus::Unknown,
         note: None,
     };
     if let Some(pinned) = &p.source.pinned_ref {
-        row.status = "pinned";
+        row.status = SourceStatus::Pinned;
         row.note = Some(format!("pinned to `{pinned}` with --ref"));
         return row;
     }
@@ -86,7 +121,7 @@ fn plugin_status(cx: &Context, p: &InstalledPlugin) -> PluginStatus {
             Some((commit, dirty)) => {
                 row.latest = Some(commit);
                 if dirty {
-                    row.status = "changed";
+                    row.status = SourceStatus::Changed;
                     row.note = Some("the directory has uncommitted changes".into());
                     return row;
                 }
@@ -111,10 +146,10 @@ fn plugin_status(cx: &Context, p: &InstalledPlugin) -> PluginStatus {
                 None => row.note = Some(format!("{} is no longer there", file.display())),
                 Some(sha) if Some(&sha) == pinned.as_ref() => {
                     row.latest = row.current.clone();
-                    row.status = "up-to-date";
+                    row.status = SourceStatus::UpToDate;
                 }
                 Some(_) => {
-                    row.status = "changed";
+                    row.status = SourceStatus::Changed;
                     row.note = Some("the wheel file changed: `update` installs it".into());
                 }
             }
@@ -163,9 +198,9 @@ fn plugin_status(cx: &Context, p: &InstalledPlugin) -> PluginStatus {
     if row.latest.is_some() {
         let moved = row.latest != row.current;
         row.status = match (&p.source.spec, moved) {
-            (_, false) => "up-to-date",
-            (SourceSpec::Path { .. }, true) => "changed",
-            (_, true) => "outdated",
+            (_, false) => SourceStatus::UpToDate,
+            (SourceSpec::Path { .. }, true) => SourceStatus::Changed,
+            (_, true) => SourceStatus::Outdated,
         };
     }
     row

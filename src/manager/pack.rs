@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 
 use super::admission::{approve_core_patch, core_patch_item};
 use super::apply::{self, Applied, Change, GrantFlags, SelectionEdit};
-use super::install::{Accept, keep, prepare};
 use super::plan::PlanMode;
+use super::prepare::{Accept, keep, prepare};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::exit::Code;
 use crate::pack::{Exported, ExportedEntry, Pack, PackEntry};
