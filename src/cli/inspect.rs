@@ -69,7 +69,7 @@ pub fn list(args: &ListArgs, global: &GlobalArgs) -> Result<Status, CliError> {
                 if args.all_profiles {
                     format!("{p}: {s}")
                 } else {
-                    s.clone()
+                    s.to_string()
                 }
             })
             .collect();
@@ -153,7 +153,7 @@ fn print_show(view: &crate::manager::views::ShowView, global: &GlobalArgs) {
         },
     );
     if let Some(status) = &view.status {
-        line("status", status);
+        line("status", &status.to_string());
     }
     match &view.manifest {
         Some(ManifestSummary::Native {

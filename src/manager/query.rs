@@ -29,8 +29,8 @@ pub struct ListRow {
     pub version: Option<String>,
     /// `native` / `portable`.
     pub kind: crate::package::Kind,
-    /// Per profile: `enabled`, `disabled`, `enabled (pending sync)`.
-    pub status: BTreeMap<String, String>,
+    /// Per profile: where it stands there.
+    pub status: BTreeMap<String, ProfileStatus>,
     /// `catalog (official)`, `unreviewed`.
     pub origin: String,
     /// First 12 hex of the commit.
@@ -39,6 +39,59 @@ pub struct ListRow {
     pub tools: usize,
     /// Hooks the manifest declares.
     pub hooks: usize,
+}
+
+/// Where a plugin stands in one profile (`list`; `show` for a held-back one). Serialised as
+/// the words `list` prints (`enabled`, `disabled (pending sync)`, `disabled (missing: X)`,
+/// `blocked (enabled; on the catalog's removal list)`, …), so a reader of the JSON and a
+/// person read the same thing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProfileStatus {
+    /// Selected in the profile; `pending` until a generation publishes the selection.
+    Enabled {
+        /// Selected, not published yet (`sync` publishes it).
+        pending: bool,
+    },
+    /// Not selected; `pending` while the current generation still enables it.
+    Disabled {
+        /// Published enabled, deselected since.
+        pending: bool,
+    },
+    /// Selected, and held back: these `requires_env` variables are set nowhere.
+    MissingEnv(Vec<String>),
+    /// Selected; `requires_env` could not be checked (why).
+    Unknown(String),
+    /// On the catalog's removal list (its status otherwise).
+    Blocked(Box<ProfileStatus>),
+    /// Enabled by hand in the profile's `plugins/`: in the generation, not managed.
+    External,
+}
+
+impl std::fmt::Display for ProfileStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProfileStatus::Enabled { pending: false } => f.write_str("enabled"),
+            ProfileStatus::Enabled { pending: true } => f.write_str("enabled (pending sync)"),
+            ProfileStatus::Disabled { pending: false } => f.write_str("disabled"),
+            ProfileStatus::Disabled { pending: true } => f.write_str("disabled (pending sync)"),
+            ProfileStatus::MissingEnv(names) => {
+                write!(f, "disabled (missing: {})", names.join(", "))
+            }
+            ProfileStatus::Unknown(why) => {
+                write!(f, "unknown ({why}; requires_env cannot be checked)")
+            }
+            ProfileStatus::Blocked(inner) => {
+                write!(f, "blocked ({inner}; on the catalog's removal list)")
+            }
+            ProfileStatus::External => f.write_str("enabled (external)"),
+        }
+    }
+}
+
+impl serde::Serialize for ProfileStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 fn counts(store: &Store, store_key: &str) -> (usize, usize) {
@@ -74,18 +127,14 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
                     .get(&profile.name)
                     .is_some_and(|s| s.enabled.contains(&p.key))
             });
-            let text = match (selected, published) {
-                (true, true) => "enabled".to_string(),
-                (false, false) => "disabled".to_string(),
-                (true, false) => "enabled (pending sync)".to_string(),
-                (false, true) => "disabled (pending sync)".to_string(),
-            };
-            let text = if selected {
-                env_status(missing_env(cx, &p.store_key)).unwrap_or(text)
+            let state = if selected {
+                env_status(missing_env(cx, &p.store_key)).unwrap_or(ProfileStatus::Enabled {
+                    pending: !published,
+                })
             } else {
-                text
+                ProfileStatus::Disabled { pending: published }
             };
-            status.insert(profile.name.clone(), text);
+            status.insert(profile.name.clone(), state);
         }
         // An unreadable kill list blocks everything it could name.
         if !matches!(
@@ -93,7 +142,7 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
             Ok(None)
         ) {
             for s in status.values_mut() {
-                *s = format!("blocked ({s}; on the catalog's removal list)");
+                *s = ProfileStatus::Blocked(Box::new(s.clone()));
             }
         }
         let (tools, hooks) = counts(&store, &p.store_key);
@@ -117,7 +166,7 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
     }
     // External plugins (enabled by hand in a profile's plugins/): in the generation, not
     // managed.
-    let mut external: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut external: BTreeMap<String, BTreeMap<String, ProfileStatus>> = BTreeMap::new();
     for (profile, selection) in current.iter().flat_map(|d| &d.profiles) {
         if !all_profiles && profile != &cx.profile {
             continue;
@@ -126,7 +175,7 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
             external
                 .entry(name.clone())
                 .or_default()
-                .insert(profile.clone(), "enabled (external)".to_string());
+                .insert(profile.clone(), ProfileStatus::External);
         }
     }
     for (name, status) in external {
@@ -416,14 +465,11 @@ pub fn missing_env(cx: &Context, store_key: &str) -> Result<Vec<String>, Manager
 }
 
 /// A status for `list`/`show` from [`missing_env`]: `None` when nothing is missing.
-fn env_status(missing: Result<Vec<String>, ManagerError>) -> Option<String> {
+fn env_status(missing: Result<Vec<String>, ManagerError>) -> Option<ProfileStatus> {
     match missing {
         Ok(m) if m.is_empty() => None,
-        Ok(m) => Some(format!("disabled (missing: {})", m.join(", "))),
-        Err(e) => Some(format!(
-            "unknown ({}; requires_env cannot be checked)",
-            crate::exit::layers(&e).join(": ")
-        )),
+        Ok(m) => Some(ProfileStatus::MissingEnv(m)),
+        Err(e) => Some(ProfileStatus::Unknown(crate::exit::layers(&e).join(": "))),
     }
 }
 
@@ -461,4 +507,43 @@ pub fn capabilities(cx: &Context, name: &str) -> Result<CapabilitiesView, Manage
         },
         note: crate::consent::prompt::NOT_A_SANDBOX,
     })
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::ProfileStatus;
+
+    /// The words are the JSON contract (`list`'s `status`, `show`'s): each state has its own.
+    #[test]
+    fn each_state_reads_as_list_prints_it() {
+        let cases = [
+            (ProfileStatus::Enabled { pending: false }, "enabled"),
+            (
+                ProfileStatus::Enabled { pending: true },
+                "enabled (pending sync)",
+            ),
+            (ProfileStatus::Disabled { pending: false }, "disabled"),
+            (
+                ProfileStatus::Disabled { pending: true },
+                "disabled (pending sync)",
+            ),
+            (
+                ProfileStatus::MissingEnv(vec!["A".into(), "B".into()]),
+                "disabled (missing: A, B)",
+            ),
+            (
+                ProfileStatus::Unknown(".env: denied".into()),
+                "unknown (.env: denied; requires_env cannot be checked)",
+            ),
+            (
+                ProfileStatus::Blocked(Box::new(ProfileStatus::Enabled { pending: false })),
+                "blocked (enabled; on the catalog's removal list)",
+            ),
+            (ProfileStatus::External, "enabled (external)"),
+        ];
+        for (status, words) in cases {
+            assert_eq!(status.to_string(), words);
+            assert_eq!(serde_json::to_value(&status).unwrap(), words);
+        }
+    }
 }

@@ -135,8 +135,9 @@ pub struct ShowView {
     pub consent: ConsentRecord,
     /// Its `requires_env` variables that are unset.
     pub requires_env: MissingEnv,
-    /// `disabled (missing: …)` when one is unset.
-    pub status: Option<String>,
+    /// Held back when a `requires_env` variable is unset (`disabled (missing: …)`), or not
+    /// known; absent otherwise.
+    pub status: Option<super::query::ProfileStatus>,
     /// What the manifest declares (null when it cannot be read).
     pub manifest: Option<ManifestSummary>,
     /// The profiles whose current generation enables it.
