@@ -29,6 +29,7 @@ pub mod pack;
 pub mod package;
 pub mod parallel;
 pub mod pkgfs;
+pub mod repo_url;
 pub mod report;
 pub mod resolve;
 pub mod source;

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use super::entry::{self, Entry};
 use super::finding::{self, CatalogFinding};
 use super::removed::{self, Removed};
-use super::url::normalize;
 use crate::diag::did_you_mean;
 use crate::located::Pos;
+use crate::repo_url::normalize;
 
 /// Everything `catalog check` found.
 #[derive(Clone, Debug, Default)]

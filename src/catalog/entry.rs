@@ -433,7 +433,7 @@ fn from_node(root: &Node, sink: &mut Sink<'_>) -> Option<Entry> {
     if e.readme == Some(true)
         && let Some((r, _)) = &repo
     {
-        let host = super::url::host(r);
+        let host = crate::repo_url::host(r);
         if !README_HOSTS.contains(&host.as_str()) {
             let pos = root.get("readme").map_or(Pos::START, |i| i.value.pos);
             sink.error(
@@ -632,7 +632,7 @@ fn components(sink: &mut Sink<'_>, node: &Node) -> Vec<String> {
 
 /// The docs site shows images only from GitHub hosts: another host is a warning.
 fn image_host(sink: &mut Sink<'_>, field: &str, url: &str, pos: Pos) {
-    let host = super::url::host(url);
+    let host = crate::repo_url::host(url);
     if !(IMAGE_HOSTS.contains(&host.as_str()) || host.ends_with(".githubusercontent.com")) {
         sink.warning(
             finding::ENTRY_FIELD,

@@ -298,7 +298,7 @@ pub(crate) fn check_https_url(
     kind: UrlKind,
 ) -> Result<(), (String, String)> {
     let https_form = || {
-        let key = super::url::normalize(text);
+        let key = crate::repo_url::normalize(text);
         if key.contains('/') && !key.contains(char::is_whitespace) {
             format!("https://{key}")
         } else {

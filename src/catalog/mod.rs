@@ -18,7 +18,6 @@ pub mod resolve_all;
 #[cfg(feature = "manager")]
 pub mod review;
 pub mod search;
-pub mod url;
 
 pub use check::{CheckOutcome, check};
 pub use entry::{Entry, EntryCapabilities};

@@ -9,8 +9,8 @@ use regex::Regex;
 
 use super::fields::{self, Sink};
 use super::finding::{self, CatalogFinding};
-use super::url::normalize;
 use crate::located::{Node, Pos, Value};
+use crate::repo_url::normalize;
 
 /// The keys of one kill-list item.
 pub const ITEM_KEYS: &[&str] = &["name", "repo", "reason", "date"];

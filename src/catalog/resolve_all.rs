@@ -86,7 +86,7 @@ fn fetch_all(entries: &[&Entry], scratch: &Path, git_cache: &Path) -> Vec<Fetche
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut by_repo: std::collections::HashMap<String, usize> = Default::default();
     for (i, entry) in entries.iter().enumerate() {
-        let repo = crate::catalog::url::normalize(&entry.repo);
+        let repo = crate::repo_url::normalize(&entry.repo);
         let group = *by_repo.entry(repo).or_insert_with(|| {
             groups.push(Vec::new());
             groups.len() - 1

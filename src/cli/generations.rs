@@ -103,7 +103,7 @@ pub fn run(args: &GenerationsArgs, global: &GlobalArgs) -> Result<Status, CliErr
             let mut feedback = StderrFeedback::new(global);
             let _lock = manager::begin_writing(&cx, "generations gc", &mut feedback)
                 .map_err(|e| manage::failure(e, global))?;
-            let report = manager::generations::collect_garbage(&cx, *keep, *older_than)
+            let report = manager::gc::collect_garbage(&cx, *keep, *older_than)
                 .map_err(|e| manage::failure(e, global))?;
             if global.printer.json() {
                 let mut doc = json!(report);

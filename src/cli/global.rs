@@ -3,21 +3,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::env_vars::EnvVars;
-use super::printer::Printer;
-
-/// When to colour output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// Colour when writing to a terminal (and `NO_COLOR` is unset).
-    Auto,
-    /// Always colour.
-    Always,
-    /// Never colour.
-    Never,
-}
+use super::printer::{ColorChoice, Printer};
 
 /// Options every command accepts.
 #[derive(Debug, Clone, Args)]

@@ -53,7 +53,8 @@ pub use printer::{Printer, shown};
 
 pub use crate::exit::{Code, Status};
 pub use error::CliError;
-pub use global::{ColorChoice, GlobalArgs};
+pub use global::GlobalArgs;
+pub use printer::ColorChoice;
 
 /// hermes-plugins: the package manager and catalog toolchain for Hermes Agent plugins.
 #[derive(Debug, Parser)]
@@ -236,7 +237,14 @@ pub fn main() -> ExitCode {
             return ExitCode::from(Status::Usage.code());
         }
     };
-    cli.global.printer = Printer::new(&cli.global);
+    let g = &cli.global;
+    cli.global.printer = Printer::new(printer::OutputOptions {
+        json: g.json,
+        quiet: g.quiet,
+        verbose: g.verbose > 0,
+        no_input: g.no_input,
+        color: g.color,
+    });
     init_logging(&cli.global);
     if !crate::home::is_profile(&cli.global.profile) {
         let err = CliError::usage(format!(

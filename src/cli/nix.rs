@@ -94,7 +94,7 @@ fn make_lock(global: &GlobalArgs) -> Result<lock::NixLock, CliError> {
     let layout = Layout::new(&home(global));
     let installed =
         Installed::read(&layout.installed()).map_err(|e| CliError::environment(e.to_string()))?;
-    let python = crate::manager::apply::current_doc(&manage::read_context(global)?).map(|d| d.lock);
+    let python = crate::manager::reads::current_doc(&manage::read_context(global)?).map(|d| d.lock);
     let scratch = tempfile::tempdir().map_err(|e| CliError::environment(e.to_string()))?;
     lock::make(&installed, python, &layout.git_cache(), scratch.path())
         .map_err(|e| CliError::environment(e.to_string()))

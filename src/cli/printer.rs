@@ -18,7 +18,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::env_vars::EnvVars;
 use super::error::CliError;
-use super::global::{ColorChoice, GlobalArgs};
 
 /// Set once stdout's reader has gone (`EPIPE`, as in `hermes-plugins search x | head -1`):
 /// later results are dropped quietly and the command finishes with its own exit status, as
@@ -66,6 +65,33 @@ pub fn shown(text: &str) -> String {
     crate::text::for_terminal(&crate::text::redact_credentials(text)).into_owned()
 }
 
+/// When to colour output (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when writing to a terminal (and `NO_COLOR` is unset).
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// The global options output depends on, as parsed (the printer knows nothing of clap's
+/// structs: the options are handed to it, once).
+#[derive(Debug, Clone, Copy)]
+pub struct OutputOptions {
+    /// `--json`.
+    pub json: bool,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// `-v` given at least once.
+    pub verbose: bool,
+    /// `--no-input`.
+    pub no_input: bool,
+    /// `--color`.
+    pub color: ColorChoice,
+}
+
 /// Where output goes and how it looks, decided once from the global options and the terminal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Printer {
@@ -81,8 +107,8 @@ impl Printer {
     /// Decides, once: `--json`, `--quiet`, colour (`--color`, `NO_COLOR`, stdout a terminal),
     /// progress bars (stderr a terminal, neither `--json` nor `--quiet`) and prompts (stdin and
     /// stderr terminals, no `--no-input`).
-    pub fn new(global: &GlobalArgs) -> Printer {
-        let color = match global.color {
+    pub fn new(options: OutputOptions) -> Printer {
+        let color = match options.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
@@ -91,12 +117,12 @@ impl Printer {
         };
         let stderr_terminal = std::io::stderr().is_terminal();
         Printer {
-            json: global.json,
-            quiet: global.quiet,
-            verbose: global.verbose > 0,
+            json: options.json,
+            quiet: options.quiet,
+            verbose: options.verbose,
             color,
-            bars: stderr_terminal && !global.json && !global.quiet,
-            interactive: !global.no_input && std::io::stdin().is_terminal() && stderr_terminal,
+            bars: stderr_terminal && !options.json && !options.quiet,
+            interactive: !options.no_input && std::io::stdin().is_terminal() && stderr_terminal,
         }
     }
 

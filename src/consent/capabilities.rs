@@ -42,7 +42,7 @@ pub fn origin(source: &crate::source::Provenance) -> String {
     }
     match &source.url {
         Some(url) => {
-            let repo = crate::catalog::url::normalize(url);
+            let repo = crate::repo_url::normalize(url);
             match &source.subdir {
                 Some(sub) => format!("{repo}#{sub}"),
                 None => repo,

@@ -57,7 +57,7 @@ pub struct InstallOutcome {
 }
 
 fn is_active(cx: &Context, key: &str) -> bool {
-    apply::current_doc(cx).is_some_and(|d| d.plugin(key).is_some())
+    super::reads::current_doc(cx).is_some_and(|d| d.plugin(key).is_some())
 }
 
 /// `install SOURCE`: fetches and validates without the writer lock, then takes it (with

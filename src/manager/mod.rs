@@ -11,6 +11,7 @@
 
 mod admission;
 pub mod apply;
+pub mod gc;
 pub mod generations;
 pub mod install;
 pub mod outdated;
@@ -19,6 +20,7 @@ pub mod plan;
 mod prepare;
 pub mod pypi;
 pub mod query;
+pub mod reads;
 pub mod remove;
 pub mod resolution;
 pub mod update;

@@ -223,7 +223,7 @@ pub fn export(cx: &Context, name: &str, enabled_only: bool) -> Result<Exported, 
             continue;
         }
         // `owner/repo` for GitHub, as packs write it; any other host by its URL.
-        let repo = crate::catalog::url::normalize(url)
+        let repo = crate::repo_url::normalize(url)
             .strip_prefix("github.com/")
             .filter(|slug| slug.split('/').count() == 2)
             .map_or_else(|| url.clone(), str::to_string);

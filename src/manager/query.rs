@@ -4,10 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::apply;
+use super::reads::{self, missing_env};
 use super::views::{
     CapabilitiesView, CapabilityRow, ConsentRecord, DependenciesView, EnvPlugin, EnvView,
-    ManifestSummary, McpServerView, MissingEnv, PythonView, ShowView,
+    ManifestSummary, McpServerView, MissingEnv, ProfileStatus, PythonView, ShowView,
 };
 use super::{Context, ManagerError};
 use crate::exit::Code;
@@ -41,59 +41,6 @@ pub struct ListRow {
     pub hooks: usize,
 }
 
-/// Where a plugin stands in one profile (`list`; `show` for a held-back one). Serialised as
-/// the words `list` prints (`enabled`, `disabled (pending sync)`, `disabled (missing: X)`,
-/// `blocked (enabled; on the catalog's removal list)`, …), so a reader of the JSON and a
-/// person read the same thing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProfileStatus {
-    /// Selected in the profile; `pending` until a generation publishes the selection.
-    Enabled {
-        /// Selected, not published yet (`sync` publishes it).
-        pending: bool,
-    },
-    /// Not selected; `pending` while the current generation still enables it.
-    Disabled {
-        /// Published enabled, deselected since.
-        pending: bool,
-    },
-    /// Selected, and held back: these `requires_env` variables are set nowhere.
-    MissingEnv(Vec<String>),
-    /// Selected; `requires_env` could not be checked (why).
-    Unknown(String),
-    /// On the catalog's removal list (its status otherwise).
-    Blocked(Box<ProfileStatus>),
-    /// Enabled by hand in the profile's `plugins/`: in the generation, not managed.
-    External,
-}
-
-impl std::fmt::Display for ProfileStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ProfileStatus::Enabled { pending: false } => f.write_str("enabled"),
-            ProfileStatus::Enabled { pending: true } => f.write_str("enabled (pending sync)"),
-            ProfileStatus::Disabled { pending: false } => f.write_str("disabled"),
-            ProfileStatus::Disabled { pending: true } => f.write_str("disabled (pending sync)"),
-            ProfileStatus::MissingEnv(names) => {
-                write!(f, "disabled (missing: {})", names.join(", "))
-            }
-            ProfileStatus::Unknown(why) => {
-                write!(f, "unknown ({why}; requires_env cannot be checked)")
-            }
-            ProfileStatus::Blocked(inner) => {
-                write!(f, "blocked ({inner}; on the catalog's removal list)")
-            }
-            ProfileStatus::External => f.write_str("enabled (external)"),
-        }
-    }
-}
-
-impl serde::Serialize for ProfileStatus {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
 fn counts(store: &Store, store_key: &str) -> (usize, usize) {
     let Ok(loaded) = package::load_dir(&store.path_of(store_key), Mode::Runtime) else {
         return (0, 0);
@@ -112,7 +59,7 @@ pub fn list(cx: &Context, all_profiles: bool) -> Result<Vec<ListRow>, ManagerErr
     let installed = installed(cx)?;
     let (profiles, _) =
         profiles::read_profiles(&cx.layout.home).map_err(ManagerError::environment)?;
-    let current = apply::current_doc(cx);
+    let current = reads::current_doc(cx);
     let store = Store::open(cx.layout.store())?;
     let mut rows = Vec::new();
     for p in installed.plugins.values() {
@@ -220,7 +167,7 @@ pub fn show(cx: &Context, name: &str) -> Result<ShowView, ManagerError> {
         }),
         Ok(Content::Pip(_)) | Err(_) => None,
     };
-    let current = apply::current_doc(cx);
+    let current = reads::current_doc(cx);
     let enabled_in: Vec<String> = current
         .as_ref()
         .map(|d| {
@@ -350,7 +297,7 @@ pub fn core_of(doc: &GenerationDoc) -> String {
 
 /// The current generation's core, as [`core_of`] shows it (`None`: nothing published).
 pub fn current_core(cx: &Context) -> Option<String> {
-    apply::current_doc(cx).map(|d| core_of(&d))
+    reads::current_doc(cx).map(|d| core_of(&d))
 }
 
 /// One row of `generations list`.
@@ -443,27 +390,6 @@ pub fn verify(cx: &Context) -> Result<(u64, Vec<Problem>), ManagerError> {
     Ok((number, verify::verify(&dir, &doc, &store)))
 }
 
-/// Missing `requires_env` variables of a plugin (neither in the process environment nor in
-/// `<home>/.env`). A `.env` that exists but cannot be read is an error, never "nothing
-/// set": what Hermes will see cannot be told (its writer refuses the same file).
-pub fn missing_env(cx: &Context, store_key: &str) -> Result<Vec<String>, ManagerError> {
-    let store = match Store::open(cx.layout.store()) {
-        Ok(s) => s,
-        Err(_) => return Ok(Vec::new()),
-    };
-    let declared = crate::consent::declared::Declared::read(&store.path_of(store_key));
-    if declared.env.is_empty() {
-        return Ok(Vec::new());
-    }
-    let file = super::read_user_file(&cx.layout.env_file())?.unwrap_or_default();
-    let known = crate::consent::env_file::parse(&file);
-    Ok(declared
-        .missing_env(&cx.env_names, &known)
-        .into_iter()
-        .map(|(n, ..)| n.clone())
-        .collect())
-}
-
 /// A status for `list`/`show` from [`missing_env`]: `None` when nothing is missing.
 fn env_status(missing: Result<Vec<String>, ManagerError>) -> Option<ProfileStatus> {
     match missing {
@@ -507,43 +433,4 @@ pub fn capabilities(cx: &Context, name: &str) -> Result<CapabilitiesView, Manage
         },
         note: crate::consent::prompt::NOT_A_SANDBOX,
     })
-}
-
-#[cfg(test)]
-mod status_tests {
-    use super::ProfileStatus;
-
-    /// The words are the JSON contract (`list`'s `status`, `show`'s): each state has its own.
-    #[test]
-    fn each_state_reads_as_list_prints_it() {
-        let cases = [
-            (ProfileStatus::Enabled { pending: false }, "enabled"),
-            (
-                ProfileStatus::Enabled { pending: true },
-                "enabled (pending sync)",
-            ),
-            (ProfileStatus::Disabled { pending: false }, "disabled"),
-            (
-                ProfileStatus::Disabled { pending: true },
-                "disabled (pending sync)",
-            ),
-            (
-                ProfileStatus::MissingEnv(vec!["A".into(), "B".into()]),
-                "disabled (missing: A, B)",
-            ),
-            (
-                ProfileStatus::Unknown(".env: denied".into()),
-                "unknown (.env: denied; requires_env cannot be checked)",
-            ),
-            (
-                ProfileStatus::Blocked(Box::new(ProfileStatus::Enabled { pending: false })),
-                "blocked (enabled; on the catalog's removal list)",
-            ),
-            (ProfileStatus::External, "enabled (external)"),
-        ];
-        for (status, words) in cases {
-            assert_eq!(status.to_string(), words);
-            assert_eq!(serde_json::to_value(&status).unwrap(), words);
-        }
-    }
 }

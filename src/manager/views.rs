@@ -137,7 +137,7 @@ pub struct ShowView {
     pub requires_env: MissingEnv,
     /// Held back when a `requires_env` variable is unset (`disabled (missing: …)`), or not
     /// known; absent otherwise.
-    pub status: Option<super::query::ProfileStatus>,
+    pub status: Option<ProfileStatus>,
     /// What the manifest declares (null when it cannot be read).
     pub manifest: Option<ManifestSummary>,
     /// The profiles whose current generation enables it.
@@ -193,4 +193,96 @@ pub struct DependenciesView {
     pub declared: Vec<String>,
     /// What the current generation installed for them (`name version`).
     pub installed: Vec<String>,
+}
+
+/// Where a plugin stands in one profile (`list`; `show` for a held-back one). Serialised as
+/// the words `list` prints (`enabled`, `disabled (pending sync)`, `disabled (missing: X)`,
+/// `blocked (enabled; on the catalog's removal list)`, …), so a reader of the JSON and a
+/// person read the same thing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProfileStatus {
+    /// Selected in the profile; `pending` until a generation publishes the selection.
+    Enabled {
+        /// Selected, not published yet (`sync` publishes it).
+        pending: bool,
+    },
+    /// Not selected; `pending` while the current generation still enables it.
+    Disabled {
+        /// Published enabled, deselected since.
+        pending: bool,
+    },
+    /// Selected, and held back: these `requires_env` variables are set nowhere.
+    MissingEnv(Vec<String>),
+    /// Selected; `requires_env` could not be checked (why).
+    Unknown(String),
+    /// On the catalog's removal list (its status otherwise).
+    Blocked(Box<ProfileStatus>),
+    /// Enabled by hand in the profile's `plugins/`: in the generation, not managed.
+    External,
+}
+
+impl std::fmt::Display for ProfileStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProfileStatus::Enabled { pending: false } => f.write_str("enabled"),
+            ProfileStatus::Enabled { pending: true } => f.write_str("enabled (pending sync)"),
+            ProfileStatus::Disabled { pending: false } => f.write_str("disabled"),
+            ProfileStatus::Disabled { pending: true } => f.write_str("disabled (pending sync)"),
+            ProfileStatus::MissingEnv(names) => {
+                write!(f, "disabled (missing: {})", names.join(", "))
+            }
+            ProfileStatus::Unknown(why) => {
+                write!(f, "unknown ({why}; requires_env cannot be checked)")
+            }
+            ProfileStatus::Blocked(inner) => {
+                write!(f, "blocked ({inner}; on the catalog's removal list)")
+            }
+            ProfileStatus::External => f.write_str("enabled (external)"),
+        }
+    }
+}
+
+impl serde::Serialize for ProfileStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::ProfileStatus;
+
+    /// The words are the JSON contract (`list`'s `status`, `show`'s): each state has its own.
+    #[test]
+    fn each_state_reads_as_list_prints_it() {
+        let cases = [
+            (ProfileStatus::Enabled { pending: false }, "enabled"),
+            (
+                ProfileStatus::Enabled { pending: true },
+                "enabled (pending sync)",
+            ),
+            (ProfileStatus::Disabled { pending: false }, "disabled"),
+            (
+                ProfileStatus::Disabled { pending: true },
+                "disabled (pending sync)",
+            ),
+            (
+                ProfileStatus::MissingEnv(vec!["A".into(), "B".into()]),
+                "disabled (missing: A, B)",
+            ),
+            (
+                ProfileStatus::Unknown(".env: denied".into()),
+                "unknown (.env: denied; requires_env cannot be checked)",
+            ),
+            (
+                ProfileStatus::Blocked(Box::new(ProfileStatus::Enabled { pending: false })),
+                "blocked (enabled; on the catalog's removal list)",
+            ),
+            (ProfileStatus::External, "enabled (external)"),
+        ];
+        for (status, words) in cases {
+            assert_eq!(status.to_string(), words);
+            assert_eq!(serde_json::to_value(&status).unwrap(), words);
+        }
+    }
 }

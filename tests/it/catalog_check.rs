@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use hermes_plugins::catalog::finding::{self as ids, CatalogFinding};
-use hermes_plugins::catalog::{self, check, report, search, url};
+use hermes_plugins::catalog::{self, check, report, search};
 use hermes_plugins::diag::{CheckId, Severity};
 use hermes_plugins::located::{Limits, yaml};
+use hermes_plugins::repo_url as url;
 
 use Severity::{Error as E, Warning as W};
 

@@ -28,7 +28,7 @@ mod select;
 use super::plan::{Plan, PlanItem, PlanMode};
 use super::{Context, DepsConsent, Feedback, ManagerError, Prompter};
 use crate::exit::Code;
-use crate::generation::doc::{GenPlugin, GenerationDoc};
+use crate::generation::doc::GenPlugin;
 use crate::known;
 use crate::state::installed::Installed;
 use crate::store::Store;
@@ -169,7 +169,7 @@ fn held_back(
         .iter()
         .filter_map(|key| {
             let plugin = installed.plugins.get(key)?;
-            let missing = match super::query::missing_env(cx, &plugin.store_key) {
+            let missing = match super::reads::missing_env(cx, &plugin.store_key) {
                 Ok(missing) => missing,
                 Err(e) => {
                     return Some(HeldBack {
@@ -193,12 +193,6 @@ fn held_back(
             })
         });
     kept_out.into_iter().chain(unset).collect()
-}
-
-/// The current generation's document, if there is one.
-pub fn current_doc(cx: &Context) -> Option<GenerationDoc> {
-    let n = crate::generation::current::current_number(&cx.layout)?;
-    GenerationDoc::read(&cx.layout.generation(n)).ok()
 }
 
 /// `--plan HASH`: the plan a dry run without approvals shows now must be the one approved.
@@ -344,7 +338,7 @@ pub fn apply(
         Some(i) => i.clone(),
         None => super::installed(cx)?,
     };
-    let current = current_doc(cx);
+    let current = super::reads::current_doc(cx);
     let previous = crate::generation::current::current_number(&cx.layout);
     let store = Store::open(cx.layout.store())?;
 
@@ -452,7 +446,7 @@ pub fn apply(
         previous,
         feedback,
     )?;
-    super::generations::collect_by_policy(cx);
+    super::gc::collect_by_policy(cx);
     let held = held_back(cx, &snapshot, &keys, kept_out);
     Ok(Applied {
         generation: Some(number),

@@ -1,5 +1,6 @@
 //! Repository URL normalisation, so that the same repository written two ways is recognised
-//! (duplicate entries, the kill list).
+//! (a catalog's duplicate entries, the kill list, a consent recorded for a repository, a
+//! pack's plugins). A leaf: the catalog, consent and the manager all compare through it.
 
 /// The host of a URL as [`normalize`] reads it (lowercase; scheme, user info, port and a
 /// leading `www.` dropped): what the host rules of catalog fields compare.
