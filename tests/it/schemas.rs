@@ -422,6 +422,12 @@ fn every_command_prints_json_that_follows_its_schema() {
     contract(&w, &["config", "get", "core"], 0, None);
     contract(&w, &["config", "set", "quarantine-days", "10"], 0, None);
     contract(&w, &["config", "unset", "quarantine-days"], 0, None);
+    // Every key the settings hold is in the schema's list (the second walk found
+    // `keep-generations` missing): set, shown in the whole document, read alone.
+    contract(&w, &["config", "set", "keep-generations", "10"], 0, None);
+    contract(&w, &["config", "get"], 0, None);
+    contract(&w, &["config", "get", "keep-generations"], 0, None);
+    contract(&w, &["config", "unset", "keep-generations"], 0, None);
     contract(&w, &["config", "set", "colour", "x"], 2, Some("usage"));
 
     // Usage errors, the lock, exec.
