@@ -6,7 +6,7 @@
 //! yes exactly when a pattern matches the whole text.
 #![no_main]
 
-use hermes_plugins::check::static_py::security::{
+use hermes_plugins::check::static_py::shell_patterns::{
     byte_patterns, byte_patterns_match, rules_matching,
 };
 use libfuzzer_sys::fuzz_target;

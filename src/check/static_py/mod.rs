@@ -22,6 +22,7 @@
 
 pub mod credentials;
 pub mod eval;
+pub mod finding;
 pub mod load_imports;
 pub mod overrides;
 pub mod reach;
@@ -29,6 +30,7 @@ pub mod registrations;
 pub mod scope;
 pub mod security;
 pub mod selfupdate;
+pub mod shell_patterns;
 pub mod source;
 pub mod syntax;
 

@@ -432,7 +432,7 @@ impl SourceSet {
     }
 
     /// Every file this set read whole, parsed or not: its path, the start of its text
-    /// (UTF-8, without a BOM; the security scan's head, [`super::security::HEAD`] bytes cut to
+    /// (UTF-8, without a BOM; the security scan's head, [`super::shell_patterns::HEAD`] bytes cut to
     /// a character) and the whole text's length. The security scan need not open them again.
     pub fn heads(&self) -> impl Iterator<Item = (&str, &str, usize)> {
         let parsed = self
@@ -509,10 +509,10 @@ impl SourceSet {
     }
 }
 
-/// The first [`super::security::HEAD`] bytes of `text`, less the end of a character cut in
+/// The first [`super::shell_patterns::HEAD`] bytes of `text`, less the end of a character cut in
 /// two (never a NUL: every byte of a multi-byte character is 0x80 or more).
 fn head(text: &str) -> &str {
-    let mut end = text.len().min(super::security::HEAD);
+    let mut end = text.len().min(super::shell_patterns::HEAD);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
@@ -673,7 +673,7 @@ fn parse_reached(
             |i| {
                 texts[*i]
                     .as_deref()
-                    .is_some_and(super::security::byte_patterns_match)
+                    .is_some_and(super::shell_patterns::byte_patterns_match)
             },
         );
         for (i, matched) in rest.into_iter().zip(matched) {
@@ -722,7 +722,7 @@ mod tests {
     fn heads_end_on_a_character() {
         let short = "x = 1\n";
         assert_eq!(head(short), short);
-        let n = super::super::security::HEAD;
+        let n = super::super::shell_patterns::HEAD;
         let ascii = "y".repeat(n + 10);
         assert_eq!(head(&ascii).len(), n);
         let split = format!("{}é{}", "y".repeat(n - 1), "z".repeat(10));
