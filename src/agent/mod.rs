@@ -128,7 +128,7 @@ pub fn command_env(
         ("HERMES_PLUGINS_PROFILE", OsString::from(profile)),
         (
             "HERMES_PLUGINS_ENV_FILE",
-            layout.env_file().into_os_string(),
+            layout.env_file(profile).into_os_string(),
         ),
         ("PYTHONPATH", python_path),
     ];

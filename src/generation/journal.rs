@@ -75,7 +75,7 @@ impl Journal {
     /// Checks every path the journal names: the staging directory must be
     /// `pm/generations/.tmp-<target>`, each backup a file directly in `pm/backups/`, and each
     /// edited file one of the user files a transaction edits — `pm/installed.json`,
-    /// `<home>/.env`, `<home>/config.yaml` or the `config.yaml` of an existing profile.
+    /// `<home>/.env`, `<home>/config.yaml` or the `config.yaml` or `.env` of an existing profile.
     pub fn check(&self, layout: &Layout) -> Result<(), String> {
         let shown = |p: &Path| crate::text::escape(&p.display().to_string()).into_owned();
         if let Some(staging) = &self.staging {
@@ -131,14 +131,20 @@ impl Journal {
 
 /// Whether `path` is one of the user files a transaction may edit.
 fn is_user_file(layout: &Layout, path: &Path) -> bool {
-    if path == layout.installed() || path == layout.env_file() || path == layout.config("default") {
+    if path == layout.installed()
+        || path == layout.env_file("default")
+        || path == layout.config("default")
+    {
         return true;
     }
-    // `<home>/profiles/<name>/config.yaml` of a profile that exists as a real directory.
+    // `<home>/profiles/<name>/config.yaml` or `.env` of a profile that exists as a real
+    // directory.
     let Some(profile_dir) = path.parent() else {
         return false;
     };
-    path.file_name() == Some(std::ffi::OsStr::new("config.yaml"))
+    let name = path.file_name();
+    (name == Some(std::ffi::OsStr::new("config.yaml"))
+        || name == Some(std::ffi::OsStr::new(".env")))
         && profile_dir.parent() == Some(layout.profiles().as_path())
         && profile_dir.file_name().is_some_and(|name| {
             let name = name.to_string_lossy();

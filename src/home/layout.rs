@@ -109,9 +109,11 @@ impl Layout {
         self.pm.join("audit.log")
     }
 
-    /// `<home>/.env`: the environment file Hermes reads with python-dotenv.
-    pub fn env_file(&self) -> PathBuf {
-        self.home.join(".env")
+    /// `<profile home>/.env`: the environment file Hermes reads with python-dotenv for
+    /// `profile` (`<home>/.env` for `default`, `<home>/profiles/<name>/.env` for another,
+    /// as Hermes's `HERMES_HOME` for that profile is its own directory).
+    pub fn env_file(&self, profile: &str) -> PathBuf {
+        self.profile_home(profile).join(".env")
     }
 
     /// `<home>/profiles`: one directory per named profile.

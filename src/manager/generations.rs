@@ -145,7 +145,7 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
             .map(|(path, text)| (path.as_path(), text.as_str()))
             .collect(),
         installed: Some(&installed),
-        env_text: None,
+        env_texts: &std::collections::BTreeMap::new(),
         audit: &audit_entries,
     };
     switch(cx, &files, Some(target))?;

@@ -13,7 +13,8 @@ pub fn current_doc(cx: &Context) -> Option<GenerationDoc> {
 }
 
 /// Missing `requires_env` variables of a plugin (neither in the process environment nor in
-/// `<home>/.env`). A `.env` that exists but cannot be read is an error, never "nothing
+/// the profile's own `.env`, the one Hermes reads for it: `<home>/.env` for `default`,
+/// `<home>/profiles/<name>/.env` for another). A `.env` that exists but cannot be read is an error, never "nothing
 /// set": what Hermes will see cannot be told (its writer refuses the same file).
 pub fn missing_env(cx: &Context, store_key: &str) -> Result<Vec<String>, ManagerError> {
     let store = match Store::open(cx.layout.store()) {
@@ -24,7 +25,7 @@ pub fn missing_env(cx: &Context, store_key: &str) -> Result<Vec<String>, Manager
     if declared.env.is_empty() {
         return Ok(Vec::new());
     }
-    let file = super::read_user_file(&cx.layout.env_file())?.unwrap_or_default();
+    let file = super::read_user_file(&cx.layout.env_file(&cx.profile))?.unwrap_or_default();
     let known = crate::consent::env_file::parse(&file);
     Ok(declared
         .missing_env(&cx.env_names, &known)

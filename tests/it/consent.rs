@@ -1566,3 +1566,59 @@ fn enabling_again_reuses_the_earlier_generation_resolved_alike() {
     let (code, out, err) = w.run(&["verify"]);
     assert_eq!(code, Some(0), "{out}{err}");
 }
+
+/// Under `--profile P`, `requires_env` is met by the profile's own `.env`
+/// (`<home>/profiles/P/.env`, the file Hermes reads for that profile), not by `<home>/.env`;
+/// and a value entered at the prompt goes to the profile's file.
+#[test]
+fn a_profile_reads_its_own_env_file() {
+    let w = World::new();
+    let extra = "requires_env:\n  - name: WEATHER_TOKEN\n    description: API token\n";
+    let dir = repo_with(
+        &w,
+        "weather",
+        &files("weather", "1.0.0", extra, &["forecast"]),
+    );
+    std::fs::create_dir_all(w.home.join("profiles/work")).unwrap();
+    w.ok(&["install", &file_url(&dir)]);
+    // Set for the default profile only: still missing in `work`.
+    std::fs::write(w.home.join(".env"), "WEATHER_TOKEN=for-default\n").unwrap();
+    let (code, _, err) = w.run(&["--profile", "work", "enable", "weather"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("missing: WEATHER_TOKEN"), "{err}");
+    assert!(
+        err.contains(&w.home.join("profiles/work/.env").display().to_string()),
+        "the warning names the profile's file: {err}"
+    );
+    let status =
+        |w: &World| w.json(&["--profile", "work", "list"])["plugins"][0]["status"]["work"].clone();
+    assert_eq!(status(&w), "disabled (missing: WEATHER_TOKEN)");
+    // Set in the profile's own file: met, and the agent's reader is handed that file.
+    std::fs::write(
+        w.home.join("profiles/work/.env"),
+        "WEATHER_TOKEN=for-work\n",
+    )
+    .unwrap();
+    assert_eq!(status(&w), "enabled");
+    let env = w.json(&["--profile", "work", "env"]);
+    assert_ne!(env["plugins"][0]["load"], false, "{env:#}");
+    assert!(env["plugins"][0]["missing_env"].is_null(), "{env:#}");
+    // Entered at the prompt, it goes to the profile's file; `<home>/.env` is left as it was.
+    w.ok(&["--profile", "work", "disable", "weather"]);
+    std::fs::remove_file(w.home.join("profiles/work/.env")).unwrap();
+    let (code, transcript) = interactive(
+        &w,
+        &["--profile", "work", "enable", "weather"],
+        &[("WEATHER_TOKEN", "entered-for-work")],
+    );
+    assert_eq!(code, 0, "{transcript}");
+    assert!(
+        std::fs::read_to_string(w.home.join("profiles/work/.env"))
+            .unwrap()
+            .contains("WEATHER_TOKEN=")
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".env")).unwrap(),
+        "WEATHER_TOKEN=for-default\n"
+    );
+}

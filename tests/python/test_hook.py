@@ -105,3 +105,19 @@ def test_an_activated_home_holds_a_lease_on_what_it_loads(home, fake_hermes, mon
     assert scan(home.root) == ["sky"]
     assert hook._ACTIVATED_LEASE is not None and not hook._ACTIVATED_LEASE.closed
     hook._ACTIVATED_LEASE.close()
+
+
+def test_an_activated_profile_reads_its_own_env_file(home, monkeypatch):
+    """A profile's process is handed the profile's own ``.env`` (the file Hermes reads for
+    that profile), the default profile ``<root>/.env``."""
+    home.publish(plugins={"sky": {}})
+    monkeypatch.setattr(hook, "_ACTIVATED_LEASE", None)
+    work = os.path.join(home.root, "profiles", "work")
+    os.makedirs(work)
+    prepared = hook.lease_for({"HERMES_HOME": work})
+    assert prepared["HERMES_PLUGINS_PROFILE"] == "work"
+    assert prepared["HERMES_PLUGINS_ENV_FILE"] == os.path.join(work, ".env")
+    hook._ACTIVATED_LEASE.close()
+    prepared = hook.lease_for({"HERMES_HOME": home.root})
+    assert prepared["HERMES_PLUGINS_ENV_FILE"] == os.path.join(home.root, ".env")
+    hook._ACTIVATED_LEASE.close()

@@ -78,7 +78,7 @@ def lease_for(environ):
         "HERMES_PLUGINS_GENERATION": directory,
         "HERMES_PLUGINS_PROFILE": profile,
         "HERMES_PLUGINS_AGENT_HOME": agent_home,
-        "HERMES_PLUGINS_ENV_FILE": os.path.join(root, ".env"),
+        "HERMES_PLUGINS_ENV_FILE": os.path.join(agent_home, ".env"),
     })  # fmt: skip
     return prepared
 

@@ -28,8 +28,8 @@ use crate::store::Store;
 pub(super) struct Decisions {
     /// Audit entries to append after the commit.
     pub audit: Vec<AuditEntry>,
-    /// New `.env` text, when values were entered.
-    pub env_text: Option<String>,
+    /// New `.env` texts, by file (each profile has its own), when values were entered.
+    pub env_texts: std::collections::BTreeMap<std::path::PathBuf, String>,
     /// Whether surface additions were accepted (dependency additions included).
     pub surface_accepted: bool,
     /// Planning (`--dry-run`): what would be asked is recorded here instead of asked.
@@ -511,8 +511,8 @@ impl Asker<'_> {
         key: &str,
         declared: &Declared,
     ) -> Result<(), ManagerError> {
-        let env_path = cx.layout.env_file();
-        let current_text = match &self.decisions.env_text {
+        let env_path = cx.layout.env_file(profile);
+        let current_text = match self.decisions.env_texts.get(&env_path) {
             Some(t) => t.clone(),
             None => crate::manager::read_user_file(&env_path)?.unwrap_or_default(),
         };
@@ -576,7 +576,7 @@ impl Asker<'_> {
             }
         }
         if !set.is_empty() {
-            self.decisions.env_text = Some(text);
+            self.decisions.env_texts.insert(env_path, text);
             self.decisions
                 .audit
                 .push(AuditEntry::now(profile, key, "env", set, "prompt"));

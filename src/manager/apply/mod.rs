@@ -187,7 +187,7 @@ fn held_back(
                 reason: format!(
                     "`{key}` is held back: Hermes will not load it while a variable it requires is unset (missing: {}); set it in the environment or in {}",
                     missing.join(", "),
-                    cx.layout.env_file().display()
+                    cx.layout.env_file(&cx.profile).display()
                 ),
                 missing_env: missing,
             })

@@ -28,8 +28,8 @@ pub(in crate::manager) struct UserFiles<'a> {
     pub configs: Vec<(&'a Path, &'a str)>,
     /// The installed state to write.
     pub installed: Option<&'a Installed>,
-    /// The new `.env` text.
-    pub env_text: Option<&'a str>,
+    /// The new `.env` texts, by file.
+    pub env_texts: &'a std::collections::BTreeMap<std::path::PathBuf, String>,
     /// What was decided, to audit.
     pub audit: &'a [audit::AuditEntry],
 }
@@ -52,7 +52,7 @@ impl<'a> UserFiles<'a> {
                 .map(|state| (state.config.as_path(), state.text.as_str()))
                 .collect(),
             installed: change.installed.as_ref(),
-            env_text: decisions.env_text.as_deref(),
+            env_texts: &decisions.env_texts,
             audit: &decisions.audit,
         }
     }
@@ -65,8 +65,8 @@ impl<'a> UserFiles<'a> {
         if let Some(new) = self.installed {
             tx.edit_file(&cx.layout.installed(), new.to_json().as_bytes())?;
         }
-        if let Some(text) = self.env_text {
-            tx.edit_file_mode(&cx.layout.env_file(), text.as_bytes(), Some(0o600))?;
+        for (file, text) in self.env_texts {
+            tx.edit_file_mode(file, text.as_bytes(), Some(0o600))?;
         }
         Ok(())
     }
