@@ -457,15 +457,21 @@ fn interactive_update_asks_only_for_added_capabilities() {
     assert!(text.contains("allow_model_override: true"), "{text}");
 }
 
+/// A repository of `weather` 1.0.0 that requires `WEATHER_TOKEN` (a secret, with a description
+/// and where to get it).
+fn weather_needing_a_token(w: &World) -> std::path::PathBuf {
+    let extra = "requires_env:\n  - name: WEATHER_TOKEN\n    description: API token\n    url: https://example.org/token\n    secret: true\n";
+    repo_with(
+        w,
+        "weather",
+        &files("weather", "1.0.0", extra, &["forecast"]),
+    )
+}
+
 #[test]
 fn requires_env_prompted_hidden_or_listed() {
     let w = World::new();
-    let extra = "requires_env:\n  - name: WEATHER_TOKEN\n    description: API token\n    url: https://example.org/token\n    secret: true\n";
-    let dir = repo_with(
-        &w,
-        "weather",
-        &files("weather", "1.0.0", extra, &["forecast"]),
-    );
+    let dir = weather_needing_a_token(&w);
     // Non-interactive: enabled but reported disabled (missing: …).
     let (code, _, err) = w.run(&["install", &file_url(&dir), "--enable"]);
     assert_eq!(code, Some(0), "{err}");
@@ -1573,12 +1579,7 @@ fn enabling_again_reuses_the_earlier_generation_resolved_alike() {
 #[test]
 fn a_profile_reads_its_own_env_file() {
     let w = World::new();
-    let extra = "requires_env:\n  - name: WEATHER_TOKEN\n    description: API token\n";
-    let dir = repo_with(
-        &w,
-        "weather",
-        &files("weather", "1.0.0", extra, &["forecast"]),
-    );
+    let dir = weather_needing_a_token(&w);
     std::fs::create_dir_all(w.home.join("profiles/work")).unwrap();
     w.ok(&["install", &file_url(&dir)]);
     // Set for the default profile only: still missing in `work`.
@@ -1609,7 +1610,7 @@ fn a_profile_reads_its_own_env_file() {
     let (code, transcript) = interactive(
         &w,
         &["--profile", "work", "enable", "weather"],
-        &[("WEATHER_TOKEN", "entered-for-work")],
+        &[("WEATHER_TOKEN (hidden):", "entered-for-work")],
     );
     assert_eq!(code, 0, "{transcript}");
     assert!(
