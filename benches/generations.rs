@@ -122,14 +122,7 @@ fn enable_against_uv(b: &Bench<'_>) {
     let uv_run = || {
         let _ = std::fs::remove_dir_all(&venv);
         let start = Instant::now();
-        let mut c = Command::new(b.uv);
-        c.args(["venv", "--relocatable", "--no-config", "-q"])
-            .arg("--python")
-            .arg(python())
-            .arg("--cache-dir")
-            .arg(&uv_cache)
-            .arg(&venv);
-        must(c);
+        uv_venv(b.uv, &uv_cache, &venv);
         let mut c = Command::new(b.uv);
         c.env("NO_PROXY", "127.0.0.1,localhost")
             .args([
@@ -185,6 +178,19 @@ fn enable_against_uv(b: &Bench<'_>) {
         "  ratio (median, ours / uv): {:.2}",
         ms(enable[enable.len() / 2]) / ms(theirs[theirs.len() / 2])
     );
+}
+
+/// `uv venv --relocatable` at `venv` for the bench's interpreter: the first half of uv's side
+/// of every comparison with it.
+fn uv_venv(uv: &Path, cache: &Path, venv: &Path) {
+    let mut c = Command::new(uv);
+    c.args(["venv", "--relocatable", "--no-config", "-q"])
+        .arg("--python")
+        .arg(python())
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg(venv);
+    must(c);
 }
 
 fn time(iterations: usize, mut run: impl FnMut() -> Duration) -> Vec<Duration> {
@@ -445,8 +451,8 @@ fn pypi_install_against_uv(home: &Path, url: &str, uv: &Path, scratch: &Path, it
         must(hp(home, url, &["disable", "pypi-other"]));
         must(hp(home, url, &["generations", "gc"]));
     };
-    let install = || {
-        let mut cmd = hp(
+    let install_cmd = || {
+        hp(
             home,
             url,
             &[
@@ -455,7 +461,10 @@ fn pypi_install_against_uv(home: &Path, url: &str, uv: &Path, scratch: &Path, it
                 "--enable",
                 "--yes-deps",
             ],
-        );
+        )
+    };
+    let install = || {
+        let mut cmd = install_cmd();
         cmd.env(
             "HERMES_PLUGINS_LOG",
             "hermes_plugins::generation::build=debug",
@@ -477,14 +486,7 @@ fn pypi_install_against_uv(home: &Path, url: &str, uv: &Path, scratch: &Path, it
     let uv_run = || {
         let _ = std::fs::remove_dir_all(&venv);
         let start = Instant::now();
-        let mut c = Command::new(uv);
-        c.args(["venv", "--relocatable", "--no-config", "-q"])
-            .arg("--python")
-            .arg(python())
-            .arg("--cache-dir")
-            .arg(&uv_cache)
-            .arg(&venv);
-        must(c);
+        uv_venv(uv, &uv_cache, &venv);
         let mut c = Command::new(uv);
         c.env("NO_PROXY", "127.0.0.1,localhost")
             .args(["pip", "install", "--no-config", "-q"])
@@ -500,16 +502,7 @@ fn pypi_install_against_uv(home: &Path, url: &str, uv: &Path, scratch: &Path, it
     install(); // warms our caches
     uv_run(); // and uv's
     if let Ok(filter) = std::env::var("BENCH_TRACE") {
-        let mut cmd = hp(
-            home,
-            url,
-            &[
-                "install",
-                "pypi:hermes-bench-plugin",
-                "--enable",
-                "--yes-deps",
-            ],
-        );
+        let mut cmd = install_cmd();
         cmd.env("HERMES_PLUGINS_LOG", filter);
         std::fs::write("/tmp/pypi-install-trace.log", must(cmd).stderr).unwrap();
         collect();
