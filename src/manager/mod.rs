@@ -140,6 +140,9 @@ pub struct Context {
     pub ignore_requires_hermes: bool,
     /// `--locked` / `--frozen`: how far the lock may move.
     pub lock_mode: LockMode,
+    /// The resolutions this run has made (the release of a `pypi:` plugin chosen is the
+    /// generation's answer when the generation asks the same).
+    pub resolutions: crate::resolve::memo::Memo,
 }
 
 /// How an operation may treat the current generation's lock (uv's and cargo's flags).

@@ -16,7 +16,10 @@ use crate::resolve::lock::Lock;
 use crate::source::{Fetched, PackagePin, Provenance, SourceSpec};
 
 /// The release of `requirement` a generation with this plugin alone would install: resolved
-/// with core, the quarantine and the indexes, as the generation's resolution will be.
+/// with core, the quarantine, the indexes and the current lock's versions preferred (not the
+/// distribution's own: an update looks for its newest release), as the generation's
+/// resolution will be — whose answer, when the generation asks exactly this with the release
+/// pinned, this resolution is ([`crate::resolve::remember_narrowed`]).
 pub fn release(
     cx: &Context,
     spec: &SourceSpec,
@@ -25,18 +28,25 @@ pub fn release(
     let parsed = crate::source::spec::pypi_requirement(requirement)
         .map_err(|e| ManagerError::Usage(e.to_string()))?;
     let name = parsed.name.to_string();
-    let input = PluginInput {
+    let input = |requirement: uv_pep508::Requirement<uv_pep508::VerbatimUrl>| PluginInput {
         name: name.clone(),
         dir: cx.layout.home.clone(),
         requirements: vec![Labelled {
             source: Source::Plugin(name.clone()),
             raw: requirement.to_string(),
-            requirement: parsed,
+            requirement,
         }],
         excluded: Vec::new(),
     };
-    let lock = crate::resolve::run(&super::resolution::request(cx, vec![input], None))?.lock;
-    lock.packages
+    let previous = super::reads::current_doc(cx).map(|d| {
+        let mut lock = d.lock;
+        lock.packages.retain(|p| p.name != name);
+        lock
+    });
+    let asked = super::resolution::request(cx, vec![input(parsed.clone())], previous);
+    let lock = crate::resolve::run_remembered(&asked, &cx.resolutions)?.lock;
+    let package = lock
+        .packages
         .into_iter()
         .find(|p| p.name == name)
         .ok_or_else(|| {
@@ -44,7 +54,21 @@ pub fn release(
                 Code::NotFound,
                 format!("{}: the resolution has no {name}", spec.display()),
             )
-        })
+        })?;
+    if let Ok(version) = package.version.parse::<uv_pep440::Version>() {
+        let mut pinned = parsed;
+        pinned.version_or_url = Some(uv_pep508::VersionOrUrl::VersionSpecifier(
+            uv_pep440::VersionSpecifiers::from(uv_pep440::VersionSpecifier::equals_version(
+                version,
+            )),
+        ));
+        let narrowed = crate::resolve::Request {
+            plugins: vec![input(pinned)],
+            ..asked.clone()
+        };
+        crate::resolve::remember_narrowed(&cx.resolutions, &asked, &narrowed);
+    }
+    Ok(package)
 }
 
 /// Resolves `requirement` ([`release`]), downloads and admits that release's wheel, and puts

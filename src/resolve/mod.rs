@@ -15,10 +15,14 @@ pub mod engine;
 pub mod inputs;
 pub mod lock;
 #[cfg(feature = "manager")]
+pub mod memo;
+#[cfg(feature = "manager")]
 pub mod quarantine;
 
 #[cfg(feature = "manager")]
 mod request;
 
 #[cfg(feature = "manager")]
-pub use request::{BatchResolver, Failure, Outcome, Request, run};
+pub use request::{
+    BatchResolver, Failure, Outcome, Request, remember_narrowed, run, run_remembered,
+};

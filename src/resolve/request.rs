@@ -1,6 +1,6 @@
 //! One resolution: a [`Request`] run through uv's resolver into a lock or a conflict.
 
-use super::{conflict, engine, inputs, lock, quarantine};
+use super::{conflict, engine, inputs, lock, memo, quarantine};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
 
@@ -126,6 +126,65 @@ pub fn run(request: &Request) -> Result<Outcome, Failure> {
         quarantine,
         engine::resolve(engine_request),
     )
+}
+
+/// [`run`], answered from `memo` when this process already resolved what decides the answer
+/// (and remembered there when not).
+pub fn run_remembered(request: &Request, memo: &memo::Memo) -> Result<Outcome, Failure> {
+    let quarantine = quarantine_of(request)?;
+    let labelled = request.labelled();
+    let engine_request = engine_request(request, &labelled, &quarantine);
+    let decisive = memo::Decisive::of(&engine_request);
+    let result = match memo.get(&decisive) {
+        Some(resolved) => {
+            tracing::debug!("resolution answered by an earlier one of this run");
+            Ok(resolved)
+        }
+        None => {
+            let result = engine::resolve(engine_request);
+            if let Ok(resolved) = &result {
+                memo.put(decisive, resolved.clone());
+            }
+            result
+        }
+    };
+    finish(request, &labelled, quarantine, result)
+}
+
+/// Remembers `asked`'s answer (resolved through `memo`) as `narrowed`'s too, where `narrowed`
+/// differs from `asked` only by requirements that pin a package to the version the answer
+/// has (`NAME` became `NAME==` the version chosen): the answer satisfies it, and the resolver
+/// has nothing left to choose differently. Anything else is not remembered.
+pub fn remember_narrowed(memo: &memo::Memo, asked: &Request, narrowed: &Request) {
+    let engine_of = |request: &Request| {
+        let quarantine = quarantine_of(request).ok()?;
+        Some(engine_request(request, &request.labelled(), &quarantine))
+    };
+    let (Some(asked), Some(narrowed)) = (engine_of(asked), engine_of(narrowed)) else {
+        return;
+    };
+    let Some(answer) = memo.get(&memo::Decisive::of(&asked)) else {
+        return;
+    };
+    let kept: Vec<String> = asked.requirements.iter().map(ToString::to_string).collect();
+    let narrows = narrowed
+        .requirements
+        .iter()
+        .filter(|r| !kept.contains(&r.to_string()))
+        .all(|r| memo::pins_to(r, &answer));
+    let dropped = asked.requirements.iter().all(|a| {
+        narrowed
+            .requirements
+            .iter()
+            .any(|n| n.to_string() == a.to_string() || n.name == a.name)
+    });
+    let same_otherwise = asked.python == narrowed.python
+        && asked.index == narrowed.index
+        && asked.cutoffs == narrowed.cutoffs
+        && memo::same_requirements(&asked.constraints, &narrowed.constraints);
+    if narrows && dropped && same_otherwise {
+        memo.put(memo::Decisive::of(&narrowed), answer);
+    }
 }
 
 /// Many resolutions sharing core, interpreter, index, quarantine and the index metadata

@@ -330,6 +330,8 @@ pub struct TestIndex {
     stop: Arc<AtomicBool>,
     acceptor: Option<JoinHandle<()>>,
     fault: Arc<Mutex<Fault>>,
+    /// The target of every request served, in order.
+    served: Arc<Mutex<Vec<String>>>,
     _dir: tempfile::TempDir,
 }
 
@@ -353,11 +355,13 @@ impl TestIndex {
         let projects = Arc::new(projects);
         let stop = Arc::new(AtomicBool::new(false));
         let fault = Arc::new(Mutex::new(Fault::None));
+        let served = Arc::new(Mutex::new(Vec::new()));
         // One thread per connection, each serving its keep-alive requests in order: resolvers
         // open many connections at once and none may wait on another.
         let acceptor = {
             let stop = stop.clone();
             let fault = fault.clone();
+            let served = served.clone();
             std::thread::spawn(move || {
                 for stream in listener.incoming() {
                     if stop.load(Ordering::SeqCst) {
@@ -369,7 +373,10 @@ impl TestIndex {
                     let _ = stream.set_nodelay(true);
                     let projects = projects.clone();
                     let fault = fault.clone();
-                    std::thread::spawn(move || serve_connection(stream, &projects, &fault));
+                    let served = served.clone();
+                    std::thread::spawn(move || {
+                        serve_connection(stream, &projects, &fault, &served)
+                    });
                 }
             })
         };
@@ -379,6 +386,7 @@ impl TestIndex {
             stop,
             acceptor: Some(acceptor),
             fault,
+            served,
             _dir: dir,
         }
     }
@@ -386,6 +394,12 @@ impl TestIndex {
     /// From now on, requests for wheel files meet `fault`.
     pub fn set_fault(&self, fault: Fault) {
         *self.fault.lock().unwrap() = fault;
+    }
+
+    /// How many requests so far asked for `target` (`/simple/NAME/`, a file's path).
+    pub fn requests_for(&self, target: &str) -> usize {
+        let served = self.served.lock().unwrap();
+        served.iter().filter(|t| *t == target).count()
     }
 
     /// The simple-API URL (`--index-url`).
@@ -427,6 +441,7 @@ fn serve_connection(
     stream: TcpStream,
     projects: &BTreeMap<String, Vec<Published>>,
     fault: &Mutex<Fault>,
+    served: &Mutex<Vec<String>>,
 ) {
     let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(60)));
     let Ok(mut writer) = stream.try_clone() else {
@@ -444,6 +459,7 @@ fn serve_connection(
             return;
         };
         let (method, target) = (method.to_string(), target.to_string());
+        served.lock().unwrap().push(target.clone());
         let mut accept = String::new();
         let mut authorization = None;
         let mut close = false;

@@ -175,6 +175,44 @@ fn a_plugin_from_the_index_is_its_wheel_installed_into_the_generation() {
 
 /// A distribution that registers only a memory provider (`hermes_agent.memory_providers`) is
 /// a plugin too, keyed by that entry point's name as `plugins.memory` knows it.
+/// The release chosen is the generation's answer: with no other plugin, the resolution that
+/// chose it is the generation's, and the index is asked for each project's page once.
+#[test]
+fn installing_from_the_index_resolves_once() {
+    let w = pypi_world();
+    w.ok(&["install", "pypi:hermes-sky", "--enable", "--yes-deps"]);
+    assert_eq!(installed(&w)["plugins"]["sky"]["version"], "1.1.0");
+    for page in ["/simple/hermes-sky/", "/simple/skylib/"] {
+        assert_eq!(w.index.requests_for(page), 1, "{page}");
+    }
+    // With another plugin's requirement in the generation, the generation resolves again
+    // (the release was chosen for the plugin alone) and installs the one chosen.
+    let w = pypi_world();
+    let weather = repo_with(
+        &w,
+        "weather",
+        &plugin_files("weather", "1.0.0", &["weatherlib>=1"]),
+    );
+    w.ok(&[
+        "install",
+        weather.to_str().unwrap(),
+        "--enable",
+        "--yes-deps",
+    ]);
+    w.ok(&[
+        "install",
+        "pypi:hermes-sky==1.0.0",
+        "--enable",
+        "--yes-deps",
+    ]);
+    assert_eq!(installed(&w)["plugins"]["sky"]["version"], "1.0.0");
+    assert_eq!(w.index.requests_for("/simple/hermes-sky/"), 2);
+    assert_eq!(
+        w.venv_python("import hermes_sky.plugin, weatherlib; print('ok')"),
+        "ok"
+    );
+}
+
 #[test]
 fn a_memory_provider_alone_is_a_plugin_keyed_by_its_entry_point() {
     let w = pypi_world();

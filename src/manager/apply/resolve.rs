@@ -86,7 +86,7 @@ pub(super) fn resolve(
         }
         None => {
             feedback.phase("resolving dependencies");
-            let outcome = resolve::run(&request);
+            let outcome = resolve::run_remembered(&request, &cx.resolutions);
             feedback.done();
             outcome?.lock
         }
