@@ -310,6 +310,9 @@ pub fn check(
         }
         return v.finish(needs_newer);
     }
+    // Releases that never call `register` (their loader does not read the package at all):
+    // what it calls cannot be why they fail.
+    let mut never_called: BTreeSet<usize> = BTreeSet::new();
     let calls: &[CtxCall] = match &package.content {
         Content::Pip(pip) => {
             if pip.plugins.iter().any(|e| e.object.is_some()) {
@@ -332,8 +335,12 @@ pub fn check(
             }
             if pip.plugins.is_empty() && !pip.memory_providers.is_empty() {
                 let group = crate::package::pip::MEMORY_PROVIDERS_GROUP;
+                let reads = |r: &Release| r.entry_point_groups.iter().any(|g| g == group);
+                never_called.extend((0..v.all.len()).filter(|i| {
+                    releases::release(&v.all[*i].version).is_some_and(|r| !reads(r))
+                }));
                 v.fail_where(
-                    |r| !r.entry_point_groups.iter().any(|g| g == group),
+                    |r| !reads(r),
                     Reason::new(
                         CheckId::EntryPoints.as_str(),
                         format!("its memory provider loader reads no `{group}` entry points"),
@@ -428,7 +435,7 @@ pub fn check(
     };
     for call in calls {
         let fits: BTreeSet<usize> = (0..v.all.len())
-            .filter(|i| problem(call, v.all[*i], loader).is_none())
+            .filter(|i| never_called.contains(i) || problem(call, v.all[*i], loader).is_none())
             .collect();
         report_call(call, &fits, &v.all, latest, loader, out);
         for i in 0..v.all.len() {

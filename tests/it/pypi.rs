@@ -235,6 +235,11 @@ fn a_memory_provider_alone_is_a_plugin_keyed_by_its_entry_point() {
     assert_eq!(loads["0.19.0"], false, "{report:#}");
     assert_eq!(loads["0.20.4"], true, "{report:#}");
     assert_eq!(loads["0.22.2"], true, "{report:#}");
+    // Why 0.19.0 does not: its loader never reads the package — not the `ctx` call its
+    // `register` makes, which that release is never asked to run.
+    let reasons = report["packages"][0]["compatibility"]["why_not"]["0.19.0"].to_string();
+    assert!(reasons.contains("memory_providers"), "{reasons}");
+    assert!(!reasons.contains("register_memory_provider"), "{reasons}");
 }
 
 #[test]
