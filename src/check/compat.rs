@@ -336,9 +336,11 @@ pub fn check(
             if pip.plugins.is_empty() && !pip.memory_providers.is_empty() {
                 let group = crate::package::pip::MEMORY_PROVIDERS_GROUP;
                 let reads = |r: &Release| r.entry_point_groups.iter().any(|g| g == group);
-                never_called.extend((0..v.all.len()).filter(|i| {
-                    releases::release(&v.all[*i].version).is_some_and(|r| !reads(r))
-                }));
+                never_called.extend(
+                    (0..v.all.len()).filter(|i| {
+                        releases::release(&v.all[*i].version).is_some_and(|r| !reads(r))
+                    }),
+                );
                 v.fail_where(
                     |r| !reads(r),
                     Reason::new(

@@ -110,6 +110,81 @@ fn plugin_dir(req: &BuildRequest, pin: &super::lock::NixPin) -> Result<PathBuf, 
     Ok(dir)
 }
 
+/// The tree of a distribution pinned by its wheel (`Fetch::Wheel`): a directory holding that
+/// wheel alone, as the store keeps it. From `--source KEY=PATH` (that directory, or the wheel
+/// file), the store (by tree hash), or the wheel directory (`--wheels`, where the Python
+/// lock's wheels are); the file must have the pinned sha256 and the tree the pinned NAR hash.
+/// The second value, when there is one, holds the directory made here.
+fn wheel_tree(
+    req: &BuildRequest,
+    pin: &super::lock::NixPin,
+    filename: &str,
+) -> Result<(PathBuf, Option<tempfile::TempDir>), BuildError> {
+    let source = |m: String| BuildError::Source(format!("plugin `{}`: {m}", pin.key));
+    if filename.is_empty() || filename.contains(['/', '\\']) || filename.starts_with('.') {
+        return Err(source(format!(
+            "the lock names the wheel `{filename}`, which is not a file name"
+        )));
+    }
+    let given = req
+        .sources
+        .get(&pin.key)
+        .or_else(|| req.sources.get(&pin.name));
+    let stored = || {
+        let store = req.store.as_ref()?;
+        let path = store.join(Store::key_from_sri(&pin.tree)?);
+        path.is_dir().then_some(path)
+    };
+    let check_tree = |dir: &Path| -> Result<(), BuildError> {
+        let tree = super::hash_path(dir).map_err(|e| io(dir, e))?;
+        if tree != pin.tree {
+            return Err(source(format!(
+                "the tree {} has NAR hash {tree}, the lock pins {}",
+                dir.display(),
+                pin.tree
+            )));
+        }
+        Ok(())
+    };
+    match given.cloned() {
+        Some(dir) if dir.is_dir() => {
+            check_tree(&dir)?;
+            return Ok((dir, None));
+        }
+        None => {
+            if let Some(dir) = stored() {
+                check_tree(&dir)?;
+                return Ok((dir, None));
+            }
+        }
+        Some(_) => {}
+    }
+    let file = given.cloned().unwrap_or_else(|| req.wheels.join(filename));
+    let bytes = std::fs::read(&file).map_err(|e| {
+        source(format!(
+            "its wheel {} cannot be read ({e}): pass --source {}=PATH (the wheel) or put it in --wheels",
+            file.display(),
+            pin.key
+        ))
+    })?;
+    let sri = super::lock::sri_of_hex(&crate::hash::sha256_hex(&bytes)).unwrap_or_default();
+    if sri != pin.hash {
+        return Err(source(format!(
+            "the wheel {} has sha256 {sri}, the lock pins {}",
+            file.display(),
+            pin.hash
+        )));
+    }
+    let made = tempfile::Builder::new()
+        .prefix("hermes-plugins-wheel-tree-")
+        .tempdir()
+        .map_err(|e| io(&std::env::temp_dir(), e))?;
+    let into = made.path().join(filename);
+    std::fs::write(&into, &bytes).map_err(|e| io(&into, e))?;
+    check_tree(made.path())?;
+    Ok((made.path().to_path_buf(), Some(made)))
+}
+
 fn created(epoch: Option<i64>) -> String {
     let secs = epoch.unwrap_or(0);
     jiff::Timestamp::from_second(secs)
@@ -181,7 +256,11 @@ fn store_plugins(req: &BuildRequest, root: &Path) -> Result<Vec<GenPlugin>, Buil
     let mut pins: Vec<&super::lock::NixPin> = req.lock.plugins.iter().collect();
     pins.sort_by(|a, b| a.key.cmp(&b.key));
     for pin in pins {
-        let dir = plugin_dir(req, pin)?;
+        // A distribution's tree is its wheel alone, made where it is not given.
+        let (dir, _made) = match &pin.fetch {
+            Fetch::Wheel { filename, .. } => wheel_tree(req, pin, filename)?,
+            _ => (plugin_dir(req, pin)?, None),
+        };
         let entry = store
             .put(&dir)
             .map_err(|e| BuildError::Source(format!("plugin `{}`: {e}", pin.key)))?;
@@ -214,6 +293,35 @@ fn store_plugins(req: &BuildRequest, root: &Path) -> Result<Vec<GenPlugin>, Buil
                 },
                 None,
             ),
+            Fetch::Wheel {
+                distribution,
+                version,
+                url,
+                ..
+            } => (
+                SourceSpec::Pypi {
+                    requirement: format!("{distribution}=={version}"),
+                },
+                Some(url.clone()),
+            ),
+        };
+        let package = match &pin.fetch {
+            Fetch::Wheel {
+                distribution,
+                version,
+                filename,
+                ..
+            } => {
+                let file = dir.join(filename);
+                let bytes = std::fs::read(&file).map_err(|e| io(&file, e))?;
+                Some(crate::source::PackagePin {
+                    name: distribution.clone(),
+                    version: version.clone(),
+                    filename: filename.clone(),
+                    sha256: crate::hash::sha256_hex(&bytes),
+                })
+            }
+            _ => None,
         };
         let loaded = crate::package::load_dir(&dir, crate::package::Mode::Runtime).ok();
         let format = loaded
@@ -234,7 +342,7 @@ fn store_plugins(req: &BuildRequest, root: &Path) -> Result<Vec<GenPlugin>, Buil
                 commit: pin.rev.clone(),
                 dirty: false,
                 catalog: None,
-                package: None,
+                package,
                 reviewed: false,
             },
             commit: pin.rev.clone(),

@@ -38,6 +38,20 @@ pub enum Fetch {
         /// The directory it was installed from.
         path: String,
     },
+    /// A distribution from the package index (`pypi:`): the wheel validated at install,
+    /// `pkgs.fetchurl { url; hash; }` (the pin's `hash` is the file's flat sha256 in SRI form),
+    /// installed as a Python package (`extraPythonPackages`), whose entry point Hermes reads
+    /// — never linked as a plugin directory.
+    Wheel {
+        /// The distribution's name (normalised).
+        distribution: String,
+        /// Its version.
+        version: String,
+        /// The wheel's file name.
+        filename: String,
+        /// Where the index serves it (credentials stripped).
+        url: String,
+    },
 }
 
 /// One pinned plugin.
@@ -205,9 +219,39 @@ fn pin(plugin: &InstalledPlugin, git_cache: &Path, scratch: &Path) -> Result<Nix
     }
     let path = match &source.spec {
         SourceSpec::Path { dir } => dir.display().to_string(),
-        SourceSpec::Pypi { .. } | SourceSpec::Wheel { .. } => {
+        SourceSpec::Pypi { .. } => {
+            let (Some(package), Some(url)) = (&source.package, &source.url) else {
+                return Err(err(format!(
+                    "{} records no wheel and URL to pin (reinstall it)",
+                    source.spec.display()
+                )));
+            };
+            let hash = sri_of_hex(&package.sha256).ok_or_else(|| {
+                err(format!(
+                    "{}: the recorded sha256 `{}` is not 64 hex digits (reinstall it)",
+                    source.spec.display(),
+                    package.sha256
+                ))
+            })?;
+            return Ok(NixPin {
+                key: plugin.key.clone(),
+                name: plugin.name.clone(),
+                fetch: Fetch::Wheel {
+                    distribution: package.name.clone(),
+                    version: package.version.clone(),
+                    filename: package.filename.clone(),
+                    url: url.clone(),
+                },
+                rev: None,
+                subdir: None,
+                hash,
+                tree: plugin.tree.clone(),
+                format: Some(plugin.format.to_string()),
+            });
+        }
+        SourceSpec::Wheel { .. } => {
             return Err(err(format!(
-                "{} is a distribution from the package index: the Nix export pins plugin source trees by commit or path, and has no pin for a plugin that is a wheel",
+                "{} is a local wheel file: Nix can fetch a wheel only from where an index serves it; publish it to an index and install `pypi:NAME==VERSION`, or remove it before `nix lock`",
                 source.spec.display()
             )));
         }
@@ -228,6 +272,18 @@ fn pin(plugin: &InstalledPlugin, git_cache: &Path, scratch: &Path) -> Result<Nix
         tree: plugin.tree.clone(),
         format: Some(plugin.format.to_string()),
     })
+}
+
+/// A sha256 in hex (as indexes and the lock give it) in SRI form (`sha256-…`, base64).
+pub(super) fn sri_of_hex(hex: &str) -> Option<String> {
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut digest = [0u8; 32];
+    for (i, byte) in digest.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(crate::store::nar::sri(&digest))
 }
 
 /// Pins every installed plugin (git sources through the bare-repository cache).
@@ -289,6 +345,18 @@ mod tests {
                 .unwrap()
                 .contains("submodules")
         );
+    }
+
+    #[test]
+    fn sri_of_a_hex_sha256() {
+        // sha256("") as hex and as `nix hash file --sri` prints it.
+        assert_eq!(
+            sri_of_hex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+                .as_deref(),
+            Some("sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")
+        );
+        assert_eq!(sri_of_hex("e3b0"), None);
+        assert_eq!(sri_of_hex(&"zz".repeat(32)), None);
     }
 
     #[test]

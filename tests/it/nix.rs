@@ -596,9 +596,12 @@ let
   wheels = pkgs.runCommand "wheels" { } ("mkdir $out\n" + builtins.concatStringsSep "\n"
     (map (p: "ln -s ${pkgs.fetchurl { inherit (p) url sha256; name = p.file; }} $out/${p.file}")
       lock.python.packages));
+  # Distributions (`fetcher = "wheel"`) are Python packages, not extraPlugins: their wheel
+  # is among the wheels.
+  linked = builtins.filter (p: p.fetcher != "wheel") lock.plugins;
   sources = builtins.concatStringsSep " " (builtins.genList
-    (i: "--source ${(builtins.elemAt lock.plugins i).key}=${builtins.elemAt cfg.extraPlugins i}")
-    (builtins.length lock.plugins));
+    (i: "--source ${(builtins.elemAt linked i).key}=${builtins.elemAt cfg.extraPlugins i}")
+    (builtins.length linked));
 in
 pkgs.runCommand "hermes-plugins-generation" {
   lockFile = builtins.path { path = ./lock.json; name = "hermes-plugins.lock.json"; };
@@ -1082,4 +1085,213 @@ fn the_flake_packages_the_tool_from_its_cargo_lock() {
         assert_eq!(seen["src"]["keeps"][left], false, "{left}: {seen:#}");
     }
     assert_eq!(seen["doCheck"], false);
+}
+
+/// A plugin that is a distribution from the package index is pinned by its wheel (URL and
+/// sha256): the expression installs it as a Python package (Hermes finds its entry point
+/// there), never as a plugin directory; `--plugins-only` refuses it by name; an offline build
+/// takes its wheel from the wheel directory; and Nix itself builds both.
+#[test]
+fn a_distribution_from_the_index_is_pinned_by_its_wheel() {
+    let w = crate::pypi::pypi_world();
+    w.ok(&[
+        "install",
+        "pypi:hermes-sky==1.0.0",
+        "--enable",
+        "--yes-deps",
+    ]);
+    let dir = w.tmp.path().join("nix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lock_path = dir.join("lock.json");
+    w.ok(&["nix", "lock", "--out", lock_path.to_str().unwrap()]);
+    let lock: Value = common::read_json(&lock_path);
+    let pin = &lock["plugins"][0];
+    let wheel = crate::pypi::sky_wheel("1.0.0");
+    assert_eq!(pin["fetcher"], "wheel", "{lock:#}");
+    assert_eq!(pin["key"], "sky");
+    assert_eq!(pin["distribution"], "hermes-sky");
+    assert_eq!(pin["version"], "1.0.0");
+    assert_eq!(pin["filename"], wheel.filename().as_str());
+    assert!(
+        pin["url"].as_str().unwrap().ends_with(&wheel.filename()),
+        "{pin:#}"
+    );
+    // The file's own sha256, as `nix hash file --sri` gives it.
+    let digest = common::index::sha256_hex(&wheel.build());
+    let locked = lock["python"]["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "hermes-sky")
+        .unwrap();
+    assert_eq!(locked["sha256"], digest.as_str());
+    if let Some(tool) = nix_tool("nix") {
+        let file = w.index.wheels().join(wheel.filename());
+        let out = Command::new(tool)
+            .args(["--extra-experimental-features", "nix-command"])
+            .args(["hash", "file", "--sri"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let sri = String::from_utf8(common::succeeded(out)).unwrap();
+        assert_eq!(pin["hash"].as_str(), Some(sri.trim()));
+    }
+
+    // The expression: no plugin directory for it; its wheel among the Python packages.
+    let expression = w.ok(&["nix", "expr", "--lock", lock_path.to_str().unwrap()]);
+    let plugins = expression
+        .split("extraPlugins = [")
+        .nth(1)
+        .and_then(|rest| rest.split("];").next())
+        .unwrap();
+    assert!(plugins.trim().is_empty(), "{expression}");
+    assert!(
+        expression.contains(&format!("\"{}\"", wheel.filename())),
+        "{expression}"
+    );
+    let (code, out, err) = w.run(&[
+        "nix",
+        "expr",
+        "--plugins-only",
+        "--lock",
+        lock_path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("`sky`") && err.contains("--plugins-only"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
+
+    // An offline build takes the wheel from the wheel directory: the generation records
+    // the distribution, and its venv has it.
+    let out_dir = w.tmp.path().join("out");
+    w.ok(&[
+        "build",
+        "--offline",
+        "--lock",
+        lock_path.to_str().unwrap(),
+        "--wheels",
+        w.index.wheels().to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let doc: Value = common::read_json(&out_dir.join("generation.json"));
+    assert_eq!(doc["plugins"][0]["key"], "sky", "{doc:#}");
+    assert_eq!(
+        doc["plugins"][0]["source"]["package"]["sha256"],
+        digest.as_str()
+    );
+    let imported = Command::new(out_dir.join("venv/bin/python"))
+        .args([
+            "-c",
+            "import hermes_sky.plugin, skylib; print(skylib.__version__)",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&common::succeeded(imported)).trim(),
+        "1.0.0"
+    );
+    // A wheel directory with another file under that name: refused, nothing built.
+    let forged = w.tmp.path().join("forged");
+    std::fs::create_dir_all(&forged).unwrap();
+    for entry in std::fs::read_dir(w.index.wheels()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), forged.join(entry.file_name())).unwrap();
+    }
+    std::fs::write(forged.join(wheel.filename()), b"not the wheel").unwrap();
+    let refused_out = w.tmp.path().join("out-forged");
+    let (code, _, err) = w.run(&[
+        "build",
+        "--offline",
+        "--lock",
+        lock_path.to_str().unwrap(),
+        "--wheels",
+        forged.to_str().unwrap(),
+        "--out",
+        refused_out.to_str().unwrap(),
+    ]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(
+        err.contains("hermes_sky-1.0.0") && err.contains("sha256"),
+        "{err}"
+    );
+    assert!(!refused_out.exists());
+
+    // Nix builds the fragment and a generation from it.
+    let (Some(nix_build_tool), Some(nix_store)) = (nix_tool("nix-build"), nix_tool("nix-store"))
+    else {
+        return;
+    };
+    std::fs::write(dir.join("plugins.nix"), &expression).unwrap();
+    std::fs::write(
+        dir.join("real-pkgs.nix"),
+        REAL_PKGS
+            .replace("HOST_PATH", &std::env::var("PATH").unwrap())
+            .replace("MIRROR", "file:///nonexistent"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("packages.nix"), REAL_PACKAGES).unwrap();
+    #[allow(deprecated)]
+    let binary = assert_cmd::cargo::cargo_bin("hermes-plugins");
+    std::fs::write(
+        dir.join("generation.nix"),
+        REAL_GENERATION.replace("BINARY", binary.to_str().unwrap()),
+    )
+    .unwrap();
+    // The generic form (`--from-json`) says the same: the wheel among the Python packages,
+    // no plugin directory; with `--plugins-only`, a refusal naming it when evaluated.
+    if let Some(instantiate) = nix_tool("nix-instantiate") {
+        for (options, expected) in [(&[][..], Ok(())), (&["--plugins-only"][..], Err("`sky`"))] {
+            let mut args = vec!["nix", "expr", "--from-json", "lock.json"];
+            args.extend_from_slice(options);
+            let out = w.cmd(&args).current_dir(&dir).output().unwrap();
+            std::fs::write(dir.join("generic.nix"), common::succeeded(out)).unwrap();
+            std::fs::write(
+                dir.join("names.nix"),
+                "let cfg = (import ./generic.nix { pkgs = import ./real-pkgs.nix; }).services.hermes-agent; in { plugins = map (p: p.name) cfg.extraPlugins; python = map (p: p.name) cfg.extraPythonPackages; }",
+            )
+            .unwrap();
+            let out = Command::new(&instantiate)
+                .args(["--eval", "--strict", "--json"])
+                .arg(dir.join("names.nix"))
+                .output()
+                .unwrap();
+            match expected {
+                Ok(()) => {
+                    let seen: Value = serde_json::from_slice(&common::succeeded(out)).unwrap();
+                    assert_eq!(seen["plugins"], serde_json::json!([]), "{seen:#}");
+                    let python = seen["python"].to_string();
+                    assert!(python.contains("python-hermes-sky-1.0.0"), "{seen:#}");
+                }
+                Err(named) => {
+                    let stderr = String::from_utf8_lossy(&out.stderr);
+                    assert!(!out.status.success(), "evaluated: {stderr}");
+                    assert!(stderr.contains(named), "{stderr}");
+                }
+            }
+        }
+    }
+    let built = nix_build(&nix_build_tool, &dir, "packages.nix", &[]);
+    assert_eq!(built.len(), 2, "{built:?}");
+    let site = |i: usize| format!("{}/lib/site-packages", built[i]);
+    let imported = Command::new("python3")
+        .args(["-c", "import hermes_sky.plugin, skylib; print('ok')"])
+        .env("PYTHONPATH", format!("{}:{}", site(0), site(1)))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&common::succeeded(imported)).trim(),
+        "ok"
+    );
+    let generation = nix_build(&nix_build_tool, &dir, "generation.nix", &[]);
+    assert_eq!(generation.len(), 1, "{generation:?}");
+    let doc: Value = common::read_json(&Path::new(&generation[0]).join("generation.json"));
+    assert_eq!(doc["plugins"][0]["key"], "sky", "{doc:#}");
+    let _ = Command::new(nix_store)
+        .arg("--delete")
+        .args(&generation)
+        .args(&built)
+        .output();
 }
