@@ -466,7 +466,7 @@ impl GrantArgs {
 /// Maps an operation failure to the CLI's error (printing conflicts in full).
 pub fn failure(error: ManagerError, global: &GlobalArgs) -> CliError {
     match error {
-        ManagerError::Refused(m) => CliError::failed(m),
+        ManagerError::Refused(r) => CliError::failed(r.to_string()),
         ManagerError::Conflict(c) => {
             if !global.printer.json() {
                 print_conflict(&global.printer, &c);

@@ -153,11 +153,11 @@ pub(super) fn validate(dir: &Path, shown: &str, force: bool) -> Result<Validated
     if let Content::Pip(p) = &loaded.content
         && matches!(p.source, crate::package::pip::PipSource::Project)
     {
-        return Err(ManagerError::Refused(format!(
-            "{shown} is the source of a pip-distributed plugin ({}): install its release from the package index (`hermes-plugins install pypi:{}`), which Hermes discovers through its entry points; from source trees hermes-plugins installs plugin directories (plugin.yaml or plugin.json)",
-            p.project.as_deref().unwrap_or("a Python project"),
-            p.project.as_deref().unwrap_or("NAME")
-        )));
+        return Err(super::Refusal::ProjectSource {
+            shown: shown.to_string(),
+            project: p.project.clone(),
+        }
+        .into());
     }
     if let Content::Pip(p) = &loaded.content
         && p.registers_nothing()

@@ -28,11 +28,9 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
         GenerationDoc::read(&cx.layout.generation(current)).map_err(ManagerError::environment)?;
     let target = match target {
         Some(n) => n,
-        None => current_doc.parent.ok_or_else(|| {
-            ManagerError::Refused(format!(
-                "generation {current} has no parent to roll back to"
-            ))
-        })?,
+        None => current_doc
+            .parent
+            .ok_or(super::Refusal::NoParent(current))?,
     };
     let dir = cx.layout.generation(target);
     let doc = GenerationDoc::read(&dir).map_err(|_| {
@@ -92,7 +90,10 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
         let want_all: BTreeSet<String> = want.union(&want_external).cloned().collect();
         let have_all: BTreeSet<String> = have.union(&have_external).cloned().collect();
         let mut new_text = text.clone();
-        let refused = |e| ManagerError::Refused(format!("{}: {e}", config.display()));
+        let refused = |source| super::Refusal::Config {
+            path: config.clone(),
+            source,
+        };
         let edits = want_all
             .difference(&have_all)
             .map(|key| SelectionEdit::Enable(key.clone()))
@@ -114,7 +115,7 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
             .unwrap_or_default();
         for key in want.union(&selected_now) {
             new_text = restore_grants(&new_text, &name, key, &doc, &store, &mut audit_entries)
-                .map_err(|e| ManagerError::Refused(format!("{}: {e}", config.display())))?;
+                .map_err(refused)?;
         }
         if new_text != text {
             configs.push((config, new_text));

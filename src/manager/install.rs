@@ -124,9 +124,7 @@ pub fn install(
     let key = plugin.key.clone();
     let active = is_active(cx, &key);
     if active && request.deps == DepsConsent::No {
-        return Err(ManagerError::Refused(format!(
-            "`{key}` is enabled; --no-deps cannot replace an active plugin (disable it first, or consent with --yes-deps)"
-        )));
+        return Err(super::Refusal::ActiveWithoutDeps { key }.into());
     }
     installed.plugins.insert(key.clone(), plugin.clone());
     let enable = request.enable && request.deps != DepsConsent::No;

@@ -21,10 +21,13 @@ mod prepare;
 pub mod pypi;
 pub mod query;
 pub mod reads;
+pub mod refusal;
 pub mod remove;
 pub mod resolution;
 pub mod update;
 pub mod views;
+
+pub use refusal::Refusal;
 
 use std::path::PathBuf;
 
@@ -189,10 +192,10 @@ impl Context {
 /// Why an operation failed; the CLI maps each to an exit status.
 #[derive(Debug, thiserror::Error)]
 pub enum ManagerError {
-    /// Refused: validation failed, consent refused, any other refusal without a specific
-    /// code (exit 1; conflicts have [`ManagerError::Conflict`]).
-    #[error("{0}")]
-    Refused(String),
+    /// Refused (exit 1, code `refused`): one of the operations' refusals. Conflicts,
+    /// validation and consent have their own variants and codes.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     /// A resolution conflict (exit 1), with its explanation.
     #[error("{}", .0.sentences.join("\n"))]
     Conflict(Box<crate::resolve::conflict::Conflict>),

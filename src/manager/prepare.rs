@@ -49,7 +49,7 @@ fn fetch(
             ManagerError::coded(Code::Network, c.to_string())
         }
         source::FetchError::Catalog(c) => ManagerError::Usage(c.to_string()),
-        other => ManagerError::Refused(other.to_string()),
+        other => super::Refusal::Source(other).into(),
     })
 }
 
@@ -93,8 +93,7 @@ pub(super) fn prepare(
     let fetched = fetch(cx, spec, rev, scratch.path(), feedback)?;
     refuse_plugin_collection(spec, &fetched)?;
     let staged = scratch.path().join("package");
-    crate::store::stage_copy(&fetched.dir, &staged)
-        .map_err(|e| ManagerError::Refused(e.to_string()))?;
+    crate::store::stage_copy(&fetched.dir, &staged).map_err(super::Refusal::Tree)?;
     let Validated {
         loaded,
         warnings,
@@ -117,7 +116,7 @@ pub(super) fn prepare(
         }
         _ => loaded.key.clone(),
     };
-    crate::home::check_key(&key).map_err(|e| ManagerError::Refused(e.to_string()))?;
+    crate::home::check_key(&key).map_err(super::Refusal::Key)?;
     // A dangerous verdict: only accepted findings let it in (the version installed under
     // this key may have accepted them, bound to the flagged files' contents).
     let recorded = super::installed(cx)?
@@ -444,9 +443,12 @@ fn refuse_module_clash(cx: &Context, key: &str) -> Result<(), ManagerError> {
         .keys()
         .find(|other| other.as_str() != key && crate::known::module_name(other) == module)
     {
-        Some(other) => Err(ManagerError::Refused(format!(
-            "`{key}` would import as `{module}`, as the installed `{other}` does; Hermes cannot load both (remove `{other}` first)"
-        ))),
+        Some(other) => Err(super::Refusal::SameModule {
+            key: key.to_string(),
+            module: module.to_string(),
+            other: other.clone(),
+        }
+        .into()),
         None => Ok(()),
     }
 }

@@ -138,10 +138,11 @@ pub fn fetch(
 }
 
 fn not_a_wheel(spec: &SourceSpec, label: &str) -> ManagerError {
-    ManagerError::Refused(format!(
-        "{}: {label} has no wheel for this interpreter (only a source distribution): hermes-plugins installs plugins from the package index as wheels, the files it can check before anything runs",
-        spec.display()
-    ))
+    super::Refusal::NoWheel {
+        spec: spec.display(),
+        release: label.to_string(),
+    }
+    .into()
 }
 
 /// Holds a lock to the wheels that were validated: for every plugin installed from the index

@@ -376,7 +376,7 @@ pub fn verify(cx: &Context) -> Result<(u64, Vec<Problem>), ManagerError> {
         )
     })?;
     let dir = cx.layout.generation(number);
-    let doc = GenerationDoc::read(&dir).map_err(|e| ManagerError::Refused(e.to_string()))?;
+    let doc = GenerationDoc::read(&dir).map_err(ManagerError::environment)?;
     if doc.number != number {
         return Ok((
             number,
@@ -409,9 +409,14 @@ pub fn capabilities(cx: &Context, name: &str) -> Result<CapabilitiesView, Manage
     let store = Store::open(cx.layout.store())?;
     let declared =
         crate::consent::declared::Declared::read(&store.path_of(&p.store_key)).capabilities;
-    let text = std::fs::read_to_string(cx.config_path(&cx.profile)).unwrap_or_default();
-    let grants = crate::consent::capabilities::read(&text, &p.key)
-        .map_err(|e| ManagerError::Refused(e.to_string()))?;
+    let config = cx.config_path(&cx.profile);
+    let text = std::fs::read_to_string(&config).unwrap_or_default();
+    let grants = crate::consent::capabilities::read(&text, &p.key).map_err(|source| {
+        super::Refusal::Config {
+            path: config.clone(),
+            source,
+        }
+    })?;
     let ids: BTreeSet<String> = declared.union(&grants.granted).cloned().collect();
     Ok(CapabilitiesView {
         plugin: p.key.clone(),

@@ -51,10 +51,7 @@ pub fn remove(
         feedback,
     )?;
     if purge_data {
-        let data = cx
-            .layout
-            .plugin_data(&key)
-            .map_err(|e| ManagerError::Refused(e.to_string()))?;
+        let data = cx.layout.plugin_data(&key).map_err(super::Refusal::Key)?;
         match std::fs::remove_dir_all(&data) {
             Ok(()) => feedback.note(&format!("removed {}", data.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -210,9 +210,11 @@ pub fn update(
             break (items, fetched, lock, installed);
         };
         if attempt == UPDATE_ATTEMPTS {
-            return Err(ManagerError::Refused(format!(
-                "`{moved}` changed while it was being fetched, {UPDATE_ATTEMPTS} times (other hermes-plugins runs keep changing it); nothing was updated, run the update again later"
-            )));
+            return Err(super::Refusal::KeptChanging {
+                key: moved,
+                attempts: UPDATE_ATTEMPTS,
+            }
+            .into());
         }
         feedback.note(&format!(
             "`{moved}` changed while it was being fetched (another hermes-plugins ran); fetching again"
@@ -245,10 +247,11 @@ pub fn update(
             feedback,
         )?;
         if new.key != key {
-            return Err(ManagerError::Refused(format!(
-                "`{key}` now calls itself `{}`; install it under its new name instead",
-                new.key
-            )));
+            return Err(super::Refusal::Renamed {
+                key: key.clone(),
+                new: new.key.clone(),
+            }
+            .into());
         }
         let status = if new.tree == old.tree {
             UpdateStatus::Unchanged

@@ -415,5 +415,8 @@ fn a_local_wheel_file_is_installed_as_it_is() {
     // Nix can fetch a wheel only from an index: the export refuses it by name.
     let (code, out, err) = w.run(&["nix", "lock"]);
     assert_ne!(code, Some(0), "{out}");
-    assert!(err.contains("sky") && err.contains("local wheel file"), "{err}");
+    assert!(
+        err.contains("sky") && err.contains("local wheel file"),
+        "{err}"
+    );
 }

@@ -71,6 +71,8 @@ impl<'a> Asker<'a> {
 /// A plugin in a profile, with where it comes from (see [`capabilities::origin`]).
 struct Subject<'a> {
     profile: &'a str,
+    /// The profile's config file (where its grants are recorded).
+    config: &'a std::path::Path,
     key: &'a str,
     origin: &'a str,
 }
@@ -199,6 +201,7 @@ pub(super) fn consent(
                     let (text, granted) = asker.capabilities(
                         &Subject {
                             profile,
+                            config: &state.config,
                             key: &key,
                             origin: &origin,
                         },
@@ -406,8 +409,10 @@ impl Asker<'_> {
         text: &str,
         question: &Question,
     ) -> Result<(String, BTreeSet<String>), ManagerError> {
-        let edit_err =
-            |e: crate::state::config_edit::EditError| ManagerError::Refused(e.to_string());
+        let edit_err = |source| crate::manager::Refusal::Config {
+            path: at.config.to_path_buf(),
+            source,
+        };
         let recorded = capabilities::read(text, at.key).map_err(edit_err)?;
         let source_changed = recorded.source.as_deref() != Some(at.origin);
         let another_source = recorded.for_another_source(at.origin);

@@ -182,8 +182,10 @@ pub(super) fn select(
                 })
             }
         });
-        state.text = edited
-            .map_err(|e| ManagerError::Refused(format!("{}: {e}", state.config.display())))?;
+        state.text = edited.map_err(|source| crate::manager::Refusal::Config {
+            path: state.config.clone(),
+            source,
+        })?;
     }
 
     let mut selections: BTreeMap<String, ProfileSelection> = BTreeMap::new();
