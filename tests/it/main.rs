@@ -25,6 +25,7 @@ mod python_checks;
 mod resolve;
 mod resolve_engine;
 mod schemas;
+mod snapshots;
 mod uv_parity;
 mod validate_native;
 mod validate_portable;
