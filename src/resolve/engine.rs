@@ -741,6 +741,17 @@ pub fn find_interpreter(
     Ok(interpreter.sys_executable().to_path_buf())
 }
 
+/// `SSL_CERT_FILE` / `SSL_CERT_DIR`, read once per process: parsing a system bundle and
+/// directory (hundreds of certificates) took 4–9 ms, and one install opens a session for the
+/// release, the wheels and the environment.
+fn certificates_from_env() -> Option<&'static uv_client::Certificates> {
+    static CERTIFICATES: std::sync::OnceLock<Option<uv_client::Certificates>> =
+        std::sync::OnceLock::new();
+    CERTIFICATES
+        .get_or_init(uv_client::Certificates::from_env)
+        .as_ref()
+}
+
 /// The index strategy used everywhere (uv's default: the first index that has a package).
 pub const INDEX_STRATEGY: IndexStrategy = IndexStrategy::FirstIndex;
 
@@ -790,8 +801,8 @@ impl Session {
         // as uv finds them (URL userinfo, NETRC or ~/.netrc) through uv's auth middleware; the
         // keyring is never asked. uv's crates read these variables themselves.
         let mut base = BaseClientBuilder::default().with_system_certs(index.native_tls);
-        if let Some(certificates) = uv_client::Certificates::from_env() {
-            base = base.custom_certificates(certificates);
+        if let Some(certificates) = certificates_from_env() {
+            base = base.custom_certificates(certificates.clone());
         }
         let base = base
             .connectivity(if index.offline {
