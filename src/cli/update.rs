@@ -33,6 +33,10 @@ pub struct UpdateArgs {
     /// Accept what the update adds (tools, hooks, dependencies, MCP servers, …) without asking
     #[arg(long)]
     pub yes: bool,
+    /// Accept the dependency changes only, without asking (what the update adds to a plugin's
+    /// surface is still asked, or refused without a terminal)
+    #[arg(long)]
+    pub yes_deps: bool,
     /// Grant a capability the new version declares (repeatable)
     #[arg(long = "grant", value_name = "CAP")]
     pub grant: Vec<String>,
@@ -76,6 +80,7 @@ pub fn run(args: &UpdateArgs, global: &GlobalArgs) -> Result<Status, CliError> {
             None => crate::manager::plan::PlanMode::Off,
         },
         yes: args.yes,
+        yes_deps: args.yes_deps,
         grants,
         allow_removed: args.allow_removed,
         allow_core_patch: args.allow_core_patch,

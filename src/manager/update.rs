@@ -74,8 +74,10 @@ pub struct UpdateRequest {
     pub dry_run: bool,
     /// `--plan HASH`: apply only if the consent plan is still this one.
     pub plan: PlanMode,
-    /// `--yes`: accept surface additions.
+    /// `--yes`: accept surface additions (and the dependency changes).
     pub yes: bool,
+    /// `--yes-deps`: accept the dependency changes only (as `install` and `enable` take it).
+    pub yes_deps: bool,
     /// Capability flags.
     pub grants: GrantFlags,
     /// `--allow-removed`.
@@ -188,6 +190,7 @@ pub fn update(
         dry_run,
         plan: plan_mode,
         yes,
+        yes_deps,
         grants,
         allow_removed,
         allow_core_patch,
@@ -307,7 +310,7 @@ pub fn update(
             ),
             edits: Vec::new(),
             installed: Some(installed),
-            deps: if yes {
+            deps: if yes || *yes_deps {
                 DepsConsent::Yes
             } else {
                 DepsConsent::Ask

@@ -259,6 +259,47 @@ fn capabilities_are_off_until_granted_by_flag() {
     );
 }
 
+/// `update --yes-deps` (as integration.md maps `hermes plugins update`) consents to the
+/// dependency changes alone: a new version that only adds a dependency updates without a
+/// terminal; one that adds a tool is still refused, naming `--yes`.
+#[test]
+fn update_yes_deps_accepts_dependencies_only() {
+    let w = World::new();
+    let dir = repo_with(
+        &w,
+        "news",
+        &files(
+            "news",
+            "1.0.0",
+            "python_dependencies:\n  - \"newslib>=1\"\n",
+            &["headlines"],
+        ),
+    );
+    w.ok(&["install", &file_url(&dir), "--enable", "--yes-deps"]);
+    let deps = "python_dependencies:\n  - \"newslib>=1\"\n  - \"colorlib>=1\"\n";
+    commit(&dir, &files("news", "2.0.0", deps, &["headlines"]), "v2");
+    let (code, out, err) = w.run(&["update", "news"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(err.contains("colorlib"), "{err}");
+    let updated = w.json(&["update", "news", "--yes-deps"]);
+    assert_eq!(updated["plugins"][0]["status"], "updated", "{updated:#}");
+    assert_eq!(w.venv_python("import colorlib; print('ok')"), "ok");
+
+    commit(
+        &dir,
+        &files("news", "3.0.0", deps, &["headlines", "summaries"]),
+        "v3",
+    );
+    let before = w.current();
+    let (code, out, err) = w.run(&["update", "news", "--yes-deps"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("+ tool summaries") && err.contains("--yes"),
+        "{err}"
+    );
+    assert_eq!(w.current(), before);
+}
+
 #[test]
 fn update_additions_need_yes() {
     let w = World::new();

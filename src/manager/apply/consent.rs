@@ -135,7 +135,13 @@ pub(super) fn consent(
             })
         })
         .collect();
-    let diffs = asker.surface(&replaced, change.accept_surface)?;
+    let diffs = asker.surface(
+        &replaced,
+        Accepted {
+            surface: change.accept_surface,
+            dependencies: change.deps == crate::manager::DepsConsent::Yes,
+        },
+    )?;
     let cap_changes = |key: &str, added: bool| -> Option<BTreeSet<String>> {
         diffs.get(key).map(|d| {
             let list = if added { &d.added } else { &d.removed };
@@ -268,13 +274,23 @@ fn no_longer_declared(
     out
 }
 
+/// What a command's flags accepted in advance of the additions of replaced plugins.
+#[derive(Clone, Copy)]
+struct Accepted {
+    /// `--yes`: everything added.
+    surface: bool,
+    /// `--yes-deps`: added dependencies (what dependency consent is about).
+    dependencies: bool,
+}
+
 impl Asker<'_> {
     /// Surface consent (CAP-7) for plugins whose code changes: additions need `--yes` or a
-    /// yes at the prompt; removals are shown. Returns each replaced plugin's diff.
+    /// yes at the prompt (added dependencies alone: `--yes-deps` too); removals are shown.
+    /// Returns each replaced plugin's diff.
     fn surface(
         &mut self,
         replaced: &[(String, PathBuf, PathBuf)],
-        accept: bool,
+        accept: Accepted,
     ) -> Result<BTreeMap<String, SurfaceDiff>, ManagerError> {
         let mut diffs = BTreeMap::new();
         for (key, old_dir, new_dir) in replaced {
@@ -311,8 +327,24 @@ impl Asker<'_> {
         &mut self,
         key: &str,
         diff: &SurfaceDiff,
-        accept: bool,
+        accept: Accepted,
     ) -> Result<(), ManagerError> {
+        let only_dependencies = diff.added.iter().all(|c| c.kind == "dependency");
+        if accept.dependencies && only_dependencies && !accept.surface {
+            self.decisions.surface_accepted = true;
+            self.decisions.audit.push(AuditEntry::now(
+                "*",
+                key,
+                "update",
+                diff.added
+                    .iter()
+                    .map(|c| format!("{} {}", c.kind, c.item))
+                    .collect(),
+                "--yes-deps",
+            ));
+            return Ok(());
+        }
+        let accept = accept.surface;
         let lines = diff.lines();
         if let Some(plan) = self.decisions.plan.as_mut() {
             plan.push(PlanItem::Surface {
