@@ -90,6 +90,10 @@ fn check(key: &str, values: &[String]) -> Result<Vec<String>, CliError> {
             let found = manage::find_python(Some(&std::path::PathBuf::from(value)))?;
             Ok(vec![found.display().to_string()])
         }
+        ("find-links", _) => Ok(values
+            .iter()
+            .map(|v| super::environment::absolute_location(v))
+            .collect()),
         ("index-url" | "extra-index-url", _) => Ok(values
             .iter()
             .map(|v| crate::text::strip_credentials(v))

@@ -313,6 +313,7 @@ impl ResolverArgs {
                 .iter()
                 .cloned()
                 .chain(env_list(EnvVars::UV_FIND_LINKS))
+                .map(|l| absolute_location(&l))
                 .collect(),
             no_index: self.no_index,
             offline: self.offline,
@@ -379,6 +380,18 @@ fn load_core(loaded: Result<CoreInputs, inputs::InputError>) -> Result<CoreInput
     })
 }
 
+/// A `--find-links` location as it is kept: a URL as given, a directory or file made absolute
+/// (it is recorded, and later commands run from other directories, where a relative path
+/// names something else or nothing).
+pub fn absolute_location(location: &str) -> String {
+    if location.contains("://") || location.starts_with("file:") {
+        return location.to_string();
+    }
+    std::path::absolute(location)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| location.to_string())
+}
+
 /// A whitespace/comma-separated list from an environment variable.
 pub fn env_list(name: &str) -> Vec<String> {
     std::env::var(name)
@@ -396,7 +409,11 @@ pub fn env_list(name: &str) -> Vec<String> {
 /// `python3` on `PATH`.
 pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
     match given {
-        Some(path) if path.is_absolute() || path.components().count() > 1 => Ok(path.clone()),
+        // A path is made absolute here, once: it is recorded, and later commands run from
+        // other directories.
+        Some(path) if path.is_absolute() || path.components().count() > 1 => {
+            Ok(std::path::absolute(path).unwrap_or_else(|_| path.clone()))
+        }
         Some(request) => {
             let text = request.to_str().ok_or_else(|| {
                 CliError::usage(format!(

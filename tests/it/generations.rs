@@ -693,6 +693,79 @@ fn hermes_on_path() -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("hermes").is_file()))
 }
 
+/// `--find-links` and `--python` given as relative paths are recorded absolute: a later
+/// command from another directory finds the same wheels and interpreter (README's walk passes
+/// `--find-links fixtures/demo/wheels` from the checkout).
+#[test]
+fn relative_find_links_and_python_keep_working_from_anywhere() {
+    let w = World::new();
+    let plugin = w.tmp.path().join("weather");
+    for (path, text) in plugin_files("weather", "1.0.0", &["weatherlib==1.0.0"]) {
+        std::fs::create_dir_all(&plugin).unwrap();
+        std::fs::write(plugin.join(path), text).unwrap();
+    }
+    let wheels = w.tmp.path().join("wheels");
+    std::fs::create_dir_all(&wheels).unwrap();
+    for name in [
+        "weatherlib-1.0.0-py3-none-any.whl",
+        "colorlib-1.0.0-py3-none-any.whl",
+    ] {
+        std::fs::copy(w.index.wheels().join(name), wheels.join(name)).unwrap();
+    }
+    // The interpreter by a path relative to the directory the command runs in.
+    let python = common::synthetic::python_executable();
+    let up = "../".repeat(w.tmp.path().components().count() - 1);
+    let relative_python = format!(
+        "{up}{}",
+        python.display().to_string().trim_start_matches('/')
+    );
+    let out = w
+        .cmd(&[
+            "install",
+            plugin.to_str().unwrap(),
+            "--enable",
+            "--yes-deps",
+            "--no-index",
+            "--find-links",
+            "wheels",
+            "--python",
+            &relative_python,
+        ])
+        .current_dir(w.tmp.path())
+        .env_remove("HERMES_PLUGINS_INDEX_URL")
+        .output()
+        .unwrap();
+    succeeded(out);
+    let settings: Value = common::read_json(&w.pm().join("settings.json"));
+    assert_eq!(
+        settings["find_links"],
+        serde_json::json!([wheels.display().to_string()]),
+        "{settings:#}"
+    );
+    let recorded = std::path::PathBuf::from(settings["python"].as_str().unwrap());
+    assert!(recorded.is_absolute(), "{settings:#}");
+    assert_eq!(
+        std::fs::canonicalize(&recorded).unwrap(),
+        std::fs::canonicalize(&python).unwrap()
+    );
+    // Every later command, from another directory, with nothing named.
+    let elsewhere = w.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    for args in [
+        &["resolve"][..],
+        &["disable", "weather"],
+        &["enable", "weather", "--yes-deps"],
+    ] {
+        let out = w
+            .cmd(args)
+            .current_dir(&elsewhere)
+            .env_remove("HERMES_PLUGINS_INDEX_URL")
+            .output()
+            .unwrap();
+        succeeded(out);
+    }
+}
+
 #[test]
 fn the_environment_is_recorded_and_core_is_never_guessed() {
     let w = World::new();
