@@ -168,11 +168,13 @@ fn plugin_status(cx: &Context, p: &InstalledPlugin) -> PluginStatus {
             }
         }
         SourceSpec::Github { .. } | SourceSpec::Git { .. } => {
-            let Some(url) = &p.source.url else {
+            // Where `update` would fetch it from (a GitHub source through this run's mirror,
+            // if any), not the URL recorded at install.
+            let Some(url) = crate::source::git_url(&p.source.spec, &cx.fetch) else {
                 row.note = Some("no repository URL is recorded".into());
                 return row;
             };
-            match git::remote_refs(url) {
+            match git::remote_refs(&url) {
                 Ok(refs) => {
                     let wanted = match &p.source.tracked_ref {
                         Some(branch) => format!("refs/heads/{branch}"),

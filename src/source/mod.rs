@@ -180,6 +180,20 @@ pub fn github_url(base: Option<&str>, owner: &str, repo: &str) -> String {
     format!("{base}/{owner}/{repo}")
 }
 
+/// The repository a git source is fetched from, now: an `owner/repo` source goes to GitHub,
+/// or to the `HERMES_PLUGINS_GITHUB` mirror when this run names one (what was asked is
+/// recorded, not the mirror, so `update` and `outdated` go where this run's setting says).
+/// `None` for sources that are not git repositories.
+pub fn git_url(spec: &SourceSpec, options: &FetchOptions) -> Option<String> {
+    match spec {
+        SourceSpec::Github { owner, repo, .. } => {
+            Some(github_url(options.github_base.as_deref(), owner, repo))
+        }
+        SourceSpec::Git { url, .. } => Some(url.clone()),
+        _ => None,
+    }
+}
+
 /// Fetches `spec` (at `rev` when given) into `scratch`, an empty directory the caller owns.
 #[cfg(feature = "manager")]
 pub fn fetch(
@@ -238,22 +252,10 @@ pub fn fetch(
                 },
             })
         }
-        SourceSpec::Github {
-            owner,
-            repo,
-            subdir,
-        } => {
-            let url = github_url(options.github_base.as_deref(), owner, repo);
+        SourceSpec::Github { subdir, .. } | SourceSpec::Git { subdir, .. } => {
+            let url = git_url(spec, options).expect("a git source has a URL");
             fetch_git(spec, url, subdir.clone(), rev, &checkout_dir, progress)
         }
-        SourceSpec::Git { url, subdir } => fetch_git(
-            spec,
-            url.clone(),
-            subdir.clone(),
-            rev,
-            &checkout_dir,
-            progress,
-        ),
         SourceSpec::Pypi { .. } => Err(FetchError::FromIndex(spec.display())),
         SourceSpec::Wheel { file } => {
             if rev.is_some() {

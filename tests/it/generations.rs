@@ -230,6 +230,61 @@ fn flags_and_refusals() {
     assert_eq!(w.run(&["generations", "rollback", "42"]).0, Some(2));
 }
 
+/// An `owner/repo` source goes where this run's `HERMES_PLUGINS_GITHUB` says, for `outdated`
+/// as for `update`: the two agree, whatever mirror the install went through.
+#[test]
+fn outdated_and_update_ask_the_same_github() {
+    let w = World::new();
+    let first = w.tmp.path().join("gh-a");
+    git_plugin(
+        &first.join("acme/tools"),
+        Some("plugins/news"),
+        "news",
+        "1.0.0",
+        &[],
+    );
+    let run = |mirror: &std::path::Path, args: &[&str]| {
+        let out = w
+            .cmd(args)
+            .env("HERMES_PLUGINS_GITHUB", file_url(mirror))
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&succeeded(out)).unwrap()
+    };
+    run(&first, &["--json", "install", "acme/tools/plugins/news"]);
+    // Another mirror of the same repository, one commit ahead.
+    let second = w.tmp.path().join("gh-b");
+    let status = StdCommand::new("git")
+        .args(["clone", "-q"])
+        .arg(first.join("acme/tools"))
+        .arg(second.join("acme/tools"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let ahead = commit(
+        &second.join("acme/tools"),
+        &plugin_files("news", "2.0.0", &[])
+            .into_iter()
+            .map(|(p, t)| (format!("plugins/news/{p}"), t))
+            .collect::<Vec<_>>(),
+        "v2",
+    );
+    assert_eq!(
+        run(&first, &["--json", "outdated", "--no-packages"])["plugins"][0]["status"],
+        "up-to-date"
+    );
+    let outdated = run(&second, &["--json", "outdated", "--no-packages"]);
+    let row = &outdated["plugins"][0];
+    assert_eq!(row["status"], "outdated", "{outdated:#}");
+    assert_eq!(row["latest"], ahead.as_str(), "{outdated:#}");
+    let updated = run(&second, &["--json", "update", "--all", "--yes"]);
+    assert_eq!(updated["plugins"][0]["to"], ahead.as_str(), "{updated:#}");
+    assert_eq!(
+        run(&second, &["--json", "outdated", "--no-packages"])["plugins"][0]["status"],
+        "up-to-date"
+    );
+}
+
 #[test]
 fn sources_github_subdir_catalog_and_ref() {
     let w = World::new();
