@@ -240,6 +240,7 @@ pub fn update(
         .map(|(key, _, p)| (key.clone(), p.accepted_now.clone()))
         .collect();
     let mut changed = false;
+    let mut recorded: Vec<String> = Vec::new();
     for (key, old, prepared) in fetched {
         let (mut new, _warnings) = store(cx, prepared)?;
         super::check_removed(
@@ -280,15 +281,23 @@ pub fn update(
             to: new.source.revision(),
             surface,
         });
-        if new.tree != old.tree {
-            changed = true;
+        let moved = new.source.revision() != old.source.revision();
+        if new.tree != old.tree || (moved && !dry_run) {
+            if new.tree != old.tree {
+                changed = true;
+            } else {
+                // The same tree at a newer commit (the commit touched nothing of the
+                // plugin's): nothing to publish, but the source is recorded where it is now,
+                // so `outdated` does not list it as behind for good.
+                recorded.push(key.clone());
+            }
             if let (Some(t), None) = (&old.source.tracked_ref, &new.source.tracked_ref) {
                 new.source.tracked_ref = Some(t.clone());
             }
             installed.plugins.insert(key, new);
         }
     }
-    if !changed {
+    if !changed && recorded.is_empty() {
         return Ok((items, None));
     }
     let plan = if dry_run {
@@ -303,7 +312,7 @@ pub fn update(
                 "update {}",
                 items
                     .iter()
-                    .filter(|i| i.status.changes())
+                    .filter(|i| i.status.changes() || recorded.contains(&i.key))
                     .map(|i| i.key.as_str())
                     .collect::<Vec<_>>()
                     .join(" ")
@@ -327,6 +336,10 @@ pub fn update(
         for (key, accepted) in &acceptances {
             audit_acceptances(cx, key, accepted);
         }
+    }
+    if !changed {
+        // Only records moved: no generation was published.
+        return Ok((items, None));
     }
     Ok((items, Some(applied)))
 }

@@ -230,6 +230,60 @@ fn flags_and_refusals() {
     assert_eq!(w.run(&["generations", "rollback", "42"]).0, Some(2));
 }
 
+/// A commit that touches nothing of the plugin's subdirectory: `update` says `unchanged A ->
+/// B`, publishes nothing, and records B, so `outdated` agrees it is up to date.
+#[test]
+fn an_update_to_a_commit_outside_the_plugin_records_it() {
+    let w = World::new();
+    let repo = w.tmp.path().join("tools");
+    let c1 = git_plugin(&repo, Some("plugins/news"), "news", "1.0.0", &[]);
+    w.ok(&[
+        "install",
+        &format!("{}#plugins/news", file_url(&repo)),
+        "--enable",
+        "--yes-deps",
+    ]);
+    let c2 = commit(
+        &repo,
+        &[("README.md".to_string(), "elsewhere\n".to_string())],
+        "docs",
+    );
+    let outdated = w.json(&["outdated", "--no-packages"]);
+    assert_eq!(outdated["plugins"][0]["status"], "outdated", "{outdated:#}");
+    let generation = w.current();
+    let updated = w.json(&["update", "news", "--yes"]);
+    let row = &updated["plugins"][0];
+    assert_eq!(row["status"], "unchanged", "{updated:#}");
+    assert_eq!(
+        (row["from"].as_str(), row["to"].as_str()),
+        (Some(c1.as_str()), Some(c2.as_str()))
+    );
+    assert_eq!(updated["generation"], Value::Null, "{updated:#}");
+    assert_eq!(w.current(), generation);
+    let outdated = w.json(&["outdated", "--no-packages"]);
+    assert_eq!(
+        outdated["plugins"][0]["status"], "up-to-date",
+        "{outdated:#}"
+    );
+    assert_eq!(
+        w.json(&["show", "news"])["plugin"]["source"]["commit"],
+        c2.as_str()
+    );
+    // A dry run records nothing.
+    let c3 = commit(
+        &repo,
+        &[("README.md".to_string(), "again\n".to_string())],
+        "docs 2",
+    );
+    let dry = w.json(&["update", "news", "--dry-run"]);
+    assert_eq!(dry["plugins"][0]["to"], c3.as_str());
+    assert_eq!(
+        w.json(&["show", "news"])["plugin"]["source"]["commit"],
+        c2.as_str()
+    );
+    w.ok(&["verify"]);
+}
+
 /// An `owner/repo` source goes where this run's `HERMES_PLUGINS_GITHUB` says, for `outdated`
 /// as for `update`: the two agree, whatever mirror the install went through.
 #[test]
