@@ -254,6 +254,14 @@ pub fn env(global: &GlobalArgs) -> Result<Status, CliError> {
             p.path.display()
         );
     }
+    for p in &view.external {
+        outln!(
+            global.printer,
+            "plugin     {} (external: not managed, loaded by Hermes) {}",
+            p.name,
+            p.path.display()
+        );
+    }
     Ok(Status::Ok)
 }
 

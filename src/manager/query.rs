@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::reads::{self, missing_env};
 use super::views::{
     CapabilitiesView, CapabilityRow, ConsentRecord, DependenciesView, EnvPlugin, EnvView,
-    ManifestSummary, McpServerView, MissingEnv, ProfileStatus, PythonView, ShowView,
+    ExternalPlugin, ManifestSummary, McpServerView, MissingEnv, ProfileStatus, PythonView,
+    ShowView,
 };
 use super::{Context, ManagerError};
 use crate::exit::Code;
@@ -282,6 +283,14 @@ pub fn env(cx: &Context) -> Result<EnvView, ManagerError> {
         core: core_of(&doc),
         sys_path: vec![dir.join(&doc.python.site_packages)],
         plugins,
+        external: selection
+            .external
+            .iter()
+            .map(|name| ExternalPlugin {
+                name: name.clone(),
+                path: cx.layout.user_plugins(&cx.profile).join(name),
+            })
+            .collect(),
         lease: dir.join("generation.json"),
     })
 }

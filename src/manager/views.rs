@@ -26,6 +26,9 @@ pub struct EnvView {
     pub sys_path: Vec<PathBuf>,
     /// The profile's plugins.
     pub plugins: Vec<EnvPlugin>,
+    /// Plugins the profile enables that hermes-plugins does not manage (`profiles.<p>.external`):
+    /// placed by hand in the profile's `plugins/`, loaded from there by Hermes itself.
+    pub external: Vec<ExternalPlugin>,
     /// The file to hold a shared lock on while the plugins run.
     pub lease: PathBuf,
 }
@@ -39,6 +42,16 @@ pub struct PythonView {
     pub version: String,
     /// The base interpreter it was made from.
     pub base: String,
+}
+
+/// An external plugin of [`EnvView`]: its name and where Hermes finds it. Its requirements are
+/// in the generation's environment; its code is not pinned, validated or capability-gated.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExternalPlugin {
+    /// The name the profile enables.
+    pub name: String,
+    /// Its directory in the profile's `plugins/`.
+    pub path: PathBuf,
 }
 
 /// One plugin of [`EnvView`].

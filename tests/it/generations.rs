@@ -1574,6 +1574,22 @@ fn rollback_restores_removed_plugins_and_external_ones() {
         serde_json::json!(["handmade"]),
         "{doc:#}"
     );
+    // `env` lists it, as the agent's reader does: where Hermes loads it from.
+    let env = w.json(&["env"]);
+    common::follows_its_schema(&env, None);
+    assert_eq!(
+        env["external"],
+        serde_json::json!([{ "name": "handmade", "path": ext.display().to_string() }]),
+        "{env:#}"
+    );
+    let human = w.ok(&["env"]);
+    assert!(
+        human.contains(&format!(
+            "handmade (external: not managed, loaded by Hermes) {}",
+            ext.display()
+        )),
+        "{human}"
+    );
 
     // Since then: `gone` removed, `handmade` taken off the list by hand.
     w.ok(&["remove", "gone"]);
