@@ -224,7 +224,7 @@ fn out_of_range(
         let spec = specifiers(d);
         if !versions.iter().any(|l| spec.contains(&l.version)) {
             sentences.push(format!(
-                "{} requires `{}`, but the index only has {name} {}",
+                "{} requires `{}`, but {name} is offered only at {}",
                 d.source.describe(),
                 d.raw,
                 versions
@@ -238,7 +238,7 @@ fn out_of_range(
     if versions.is_empty() && !demands.is_empty() {
         for d in demands {
             sentences.push(format!(
-                "{} requires `{}`, but the index has no {name}",
+                "{} requires `{}`, but no index or --find-links location offers {name}",
                 d.source.describe(),
                 d.raw
             ));
@@ -347,8 +347,8 @@ pub fn explain(
         }
     }
     sentences.dedup();
-    // An index that refused to answer (401, 403) lists nothing: that comes first, and "the
-    // index has no X" would be untrue.
+    // An index that refused to answer (401, 403) lists nothing: that comes first, and "no
+    // index offers X" would be untrue.
     let refusals: Vec<&String> = hints
         .iter()
         .filter(|h| {
@@ -359,7 +359,7 @@ pub fn explain(
         .collect();
     if !refusals.is_empty() {
         for s in &mut sentences {
-            if let Some(i) = s.find(", but the index has no ") {
+            if let Some(i) = s.find(", but no index or --find-links location offers ") {
                 *s = format!("{}, but the index refused to list it", &s[..i]);
             }
         }

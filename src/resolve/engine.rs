@@ -607,6 +607,9 @@ pub struct Session {
     pub client: RegistryClient,
     /// `--find-links` entries.
     pub flat_index: FlatIndex,
+    /// The versions the `--find-links` locations offer, by package: what a conflict's
+    /// explanation counts as offered besides the indexes' pages.
+    pub flat_versions: BTreeMap<PackageName, BTreeSet<Version>>,
     /// Platform tags of the interpreter.
     pub tags: uv_platform_tags::Tags,
     /// Parallelism limits.
@@ -824,6 +827,7 @@ impl Session {
             .map_err(other)?;
 
         let build_options = BuildOptions::default();
+        let mut flat_versions: BTreeMap<PackageName, BTreeSet<Version>> = BTreeMap::new();
         let flat_index = {
             let flat_client =
                 FlatIndexClient::new(client.cached_client(), client.connectivity(), &cache);
@@ -831,6 +835,13 @@ impl Session {
                 .fetch_all(index_locations.flat_indexes().map(Index::url))
                 .await
                 .map_err(|e| client_error(index, &e))?;
+            for entry in entries.clone().into_parts().0 {
+                let (filename, ..) = entry.into_parts();
+                flat_versions
+                    .entry(filename.name().clone())
+                    .or_insert_with(BTreeSet::new)
+                    .insert(filename.version().clone());
+            }
             FlatIndex::from_entries(entries, Some(&tags), hasher, &build_options)
         };
         Ok(Session {
@@ -841,6 +852,7 @@ impl Session {
             index_locations,
             client,
             flat_index,
+            flat_versions,
             tags,
             concurrency: Concurrency::default(),
             build_options,
@@ -1035,13 +1047,19 @@ async fn resolve_in(
             let mut listed = BTreeMap::new();
             let capabilities = IndexCapabilities::default();
             for name in &packages {
-                let Ok(found) = client
+                // Offered: what the indexes list, and what the `--find-links` locations hold
+                // (no upload time there).
+                let found = client
                     .simple_detail(name, None, &capabilities, &concurrency.downloads_semaphore)
                     .await
-                else {
-                    continue;
-                };
-                let mut versions: BTreeMap<Version, Option<i64>> = BTreeMap::new();
+                    .unwrap_or_default();
+                let mut versions: BTreeMap<Version, Option<i64>> = session
+                    .flat_versions
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .map(|v| (v.clone(), None))
+                    .collect();
                 for (_, format) in found {
                     if let MetadataFormat::Simple(archive) = format {
                         for datum in uv_client::OwnedArchive::deserialize(&archive) {

@@ -601,3 +601,39 @@ fn find_links_adds_a_location_and_no_index_leaves_only_it() {
     assert_eq!(r.code, 1, "{:#}", r.json);
     assert!(r.json.to_string().contains("colorlib"), "{:#}", r.json);
 }
+
+/// A conflict over a package only a `--find-links` location offers is explained from what is
+/// offered (docs/resolve.md): its versions there, not "no index has it".
+#[test]
+fn a_conflict_over_a_find_links_package_names_what_is_offered() {
+    let index = index();
+    let tmp = tempfile::tempdir().unwrap();
+    let links = tmp.path().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    let local = Wheel::new("hermes-demo-forecast", "1.0.0", "2025-01-01T00:00:00Z");
+    std::fs::write(links.join(local.filename()), local.build()).unwrap();
+    let p = plugin(tmp.path(), "pa", &["hermes-demo-forecast<1"]);
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let r = resolve(
+        &home,
+        &index,
+        &["--plugin", &s(&p), "--no-core", "--find-links", &s(&links)],
+    );
+    assert_eq!(r.code, 1, "{:#}\n{}", r.json, r.stderr);
+    let message = r.json["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let all = r.json.to_string();
+    assert!(
+        all.contains("hermes-demo-forecast is offered only at 1.0.0"),
+        "{message}\n{:#}",
+        r.json
+    );
+    assert!(
+        !all.contains("no index or --find-links location offers"),
+        "{:#}",
+        r.json
+    );
+}
