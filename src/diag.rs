@@ -195,7 +195,7 @@ checks! {
         "Two entries with the same name make `install NAME` ambiguous. Rename one or delete the duplicate.";
     CatalogDuplicateRepo => "catalog-duplicate-repo", "CAT-2", Error,
         "Each repository and subdirectory is listed once",
-        "Repositories are compared after normalisation (scheme, www., user, .git and case ignored). Entries of the same repository are fine when their subdir differs.";
+        "Repositories are compared after normalisation (scheme, www., user, .git and case ignored). Entries of the same repository are fine when their subdir differs. The same repository and subdir at the same commit is an error; at another commit, a warning (a renamed entry whose old file remains, which upstream's validator accepts).";
     CatalogRequiresPlugins => "catalog-requires-plugins", "CAT-2", Error,
         "requires_plugins is satisfiable within the catalog",
         "Every name in requires_plugins must be another entry of the same catalog, so that installing the entry can install what it needs.";

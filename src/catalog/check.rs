@@ -139,6 +139,7 @@ fn cross_entry(entries: &mut [(PathBuf, Option<Entry>, Vec<CatalogFinding>)], ki
     let mut added: Vec<Vec<CatalogFinding>> = vec![Vec::new(); entries.len()];
     let mut first_name: BTreeMap<&str, &Entry> = BTreeMap::new();
     let mut first_repo: BTreeMap<(String, String), &Entry> = BTreeMap::new();
+    let mut first_commit: BTreeMap<((String, String), String), &Entry> = BTreeMap::new();
     let names: BTreeSet<&str> = entries
         .iter()
         .filter_map(|(_, e, _)| e.as_ref())
@@ -175,32 +176,54 @@ fn cross_entry(entries: &mut [(PathBuf, Option<Entry>, Vec<CatalogFinding>)], ki
                 .trim_matches('/')
                 .to_string(),
         );
-        match first_repo.get(&repo_key) {
-            Some(first) => {
-                let place = match &e.subdir {
-                    Some(s) => format!("{} (subdir `{s}`)", e.repo),
-                    None => e.repo.clone(),
-                };
-                out.push(
-                    finding::error(
-                        finding::DUPLICATE_REPO,
-                        &e.file,
-                        e.positions.repo,
-                        format!(
-                            "{place} is already listed as `{}` in {}:{}",
-                            first.name,
-                            first.file.display(),
-                            first.positions.repo
-                        ),
-                    )
-                    .hint("List each repository (and subdir) once; entries of one repository need different `subdir`s.")
-                    .value(&e.repo),
-                );
-            }
-            None => {
-                first_repo.insert(repo_key, e);
-            }
+        // The same commit twice is one plugin listed twice (an error). The same repository
+        // and subdirectory at another commit is what a renamed entry whose old file remains
+        // looks like: upstream's validator accepts it and either name installs, so a warning.
+        let same_commit = first_commit.get(&(repo_key.clone(), e.sha.to_ascii_lowercase()));
+        if let Some(first) = same_commit.or_else(|| first_repo.get(&repo_key)) {
+            let place = match &e.subdir {
+                Some(s) => format!("{} (subdir `{s}`)", e.repo),
+                None => e.repo.clone(),
+            };
+            // The entry as a reviewer finds it: its name, else its file.
+            let first_named = if first.name.is_empty() {
+                first
+                    .file
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            } else {
+                first.name.clone()
+            };
+            let at = format!("{}:{}", first.file.display(), first.positions.repo);
+            let finding = if same_commit.is_some() {
+                finding::error(
+                    finding::DUPLICATE_REPO,
+                    &e.file,
+                    e.positions.repo,
+                    format!(
+                        "{place} at the same commit is already listed as `{first_named}` in {at}"
+                    ),
+                )
+                .hint("List each repository (and subdir) once: delete one of the two entries.")
+            } else {
+                finding::warning(
+                    finding::DUPLICATE_REPO,
+                    &e.file,
+                    e.positions.repo,
+                    format!(
+                        "{place} is also listed as `{first_named}` in {at}, at another commit ({} here, {} there)",
+                        short(&e.sha),
+                        short(&first.sha)
+                    ),
+                )
+                .hint("If one entry renamed the other, delete the old file; entries of one repository otherwise need different `subdir`s.")
+            };
+            out.push(finding.value(&e.repo));
         }
+        first_commit
+            .entry((repo_key.clone(), e.sha.to_ascii_lowercase()))
+            .or_insert(e);
+        first_repo.entry(repo_key).or_insert(e);
         for (required, pos) in e.requires_plugins.iter().zip(&e.positions.requires_plugins) {
             if *required == e.name {
                 out.push(
@@ -267,10 +290,15 @@ fn cross_entry(entries: &mut [(PathBuf, Option<Entry>, Vec<CatalogFinding>)], ki
     }
 }
 
+/// A commit as people read it: its first 12 digits.
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diag::CheckId;
+    use crate::diag::{CheckId, Severity};
 
     const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
@@ -317,6 +345,49 @@ mod tests {
                 vec![],
                 vec![finding::ENTRY_FIELD, finding::DUPLICATE_REPO]
             ]
+        );
+    }
+
+    /// A renamed entry whose old file remains: the same repository and subdirectory at
+    /// another commit is a warning naming the other entry (upstream's validator accepts it);
+    /// at the same commit, an error.
+    #[test]
+    fn the_same_repository_at_another_commit_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "old.yaml", &entry("old", "https://github.com/o/p", ""));
+        let other = "fedcba9876543210fedcba9876543210fedcba98";
+        write(
+            d,
+            "new.yaml",
+            &entry("new", "https://github.com/o/p", "").replace(SHA, other),
+        );
+        write(d, "twin.yaml", &entry("twin", "https://github.com/o/p", ""));
+        let outcome = check(&[d.to_path_buf()]);
+        let found: BTreeMap<String, Vec<(Severity, String)>> = outcome
+            .entries
+            .iter()
+            .map(|(path, _, f)| {
+                (
+                    path.file_name().unwrap().to_string_lossy().into_owned(),
+                    f.iter().map(|f| (f.severity, f.message.clone())).collect(),
+                )
+            })
+            .collect();
+        // Read in file order: new, old, twin.
+        assert!(found["new.yaml"].is_empty(), "{found:#?}");
+        let [(severity, message)] = found["old.yaml"].as_slice() else {
+            panic!("{found:#?}")
+        };
+        assert_eq!(*severity, Severity::Warning);
+        assert!(message.contains("also listed as `new`") && message.contains("another commit"));
+        let [(severity, message)] = found["twin.yaml"].as_slice() else {
+            panic!("{found:#?}")
+        };
+        assert_eq!(*severity, Severity::Error);
+        assert!(
+            message.contains("same commit is already listed as `old`"),
+            "{message}"
         );
     }
 

@@ -35,7 +35,7 @@ const DEFECTS: &[(&str, &[Expected])] = &[
         &[(ids::ENTRY_FILENAME, W, 1), (ids::DUPLICATE_NAME, E, 1)],
     ),
     ("duplicate-repo-a.yaml", &[]),
-    ("duplicate-repo-b.yaml", &[(ids::DUPLICATE_REPO, E, 2)]),
+    ("duplicate-repo-b.yaml", &[(ids::DUPLICATE_REPO, W, 2)]),
     ("image-off-github.yaml", &[(ids::ENTRY_FIELD, W, 6)]),
     ("invalid-yaml.yaml", &[(ids::YAML, E, 5)]),
     ("listed-in-removed.yaml", &[(ids::ENTRY_REMOVED, E, 1)]),
@@ -225,7 +225,7 @@ fn findings_quote_values_and_name_the_first_occurrence() {
         dup.message
     );
 
-    let repo = one("duplicate-repo-b.yaml");
+    let repo = files["duplicate-repo-b.yaml"][0].clone();
     assert!(
         repo.message.contains("`duplicate-repo-a`"),
         "{}",
@@ -399,6 +399,7 @@ fn report_has_one_package_per_file() {
             "category-unknown.yaml",
             "duplicate-name-a.yaml",
             "duplicate-repo-a.yaml",
+            "duplicate-repo-b.yaml",
             "image-off-github.yaml",
             "name-mismatch.yaml",
             "removed.yaml",
