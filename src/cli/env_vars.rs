@@ -42,6 +42,9 @@ impl EnvVars {
     pub const UV_EXTRA_INDEX_URL: &'static str = "UV_EXTRA_INDEX_URL";
     /// Find-links locations, as uv reads them (whitespace- or comma-separated).
     pub const UV_FIND_LINKS: &'static str = "UV_FIND_LINKS";
+    /// uv's credential store directory (read by uv's crates; set by
+    /// [`keep_uv_credentials_in_cache`] when the user has no store).
+    pub const UV_CREDENTIALS_DIR: &'static str = "UV_CREDENTIALS_DIR";
     /// Seconds a response may stall (indexes, downloads), as uv reads it.
     pub const UV_HTTP_TIMEOUT: &'static str = "UV_HTTP_TIMEOUT";
     /// Seconds a connection may take, as uv reads it.
@@ -195,6 +198,31 @@ pub fn cache_dir() -> Option<std::path::PathBuf> {
         .map(PathBuf::from)
         .or_else(|| var(EnvVars::XDG_CACHE_HOME).map(|d| PathBuf::from(d).join("hermes-plugins")))
         .or_else(|| var(EnvVars::HOME).map(|h| PathBuf::from(h).join(".cache/hermes-plugins")))
+}
+
+/// uv's credential store (`uv auth login`, `<state dir>/uv/credentials/credentials.toml`):
+/// read where the user has one. Where there is none, uv's auth middleware would still take the
+/// store's lock to find that out, creating `~/.local/share/uv/credentials/` and a lock file for
+/// a user who never used uv; `UV_CREDENTIALS_DIR` then points it into our cache, the only
+/// place besides the Hermes home this tool writes. Must run before any thread starts (it sets
+/// an environment variable): the first thing `cli::main` does.
+#[cfg(feature = "manager")]
+pub fn keep_uv_credentials_in_cache() {
+    if std::env::var_os(EnvVars::UV_CREDENTIALS_DIR).is_some_and(|v| !v.is_empty()) {
+        return;
+    }
+    let Ok(file) = uv_auth::TextCredentialStore::default_file() else {
+        return;
+    };
+    if file.exists() {
+        return;
+    }
+    let Some(cache) = cache_dir() else {
+        return;
+    };
+    // SAFETY: called at the start of `cli::main`, before this process starts any thread, so
+    // nothing reads the environment concurrently.
+    unsafe { std::env::set_var(EnvVars::UV_CREDENTIALS_DIR, cache.join("uv-credentials")) };
 }
 
 /// The cache every home shares for what uv learns about interpreters, `<cache dir>/uv`

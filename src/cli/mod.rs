@@ -202,6 +202,7 @@ fn wants_json(args: &[std::ffi::OsString]) -> bool {
 
 /// Parses arguments, runs the command and returns the process exit code.
 pub fn main() -> ExitCode {
+    env_vars::keep_uv_credentials_in_cache();
     completions::answer_if_asked();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let mut cli = match Cli::try_parse_from(&args) {

@@ -261,6 +261,54 @@ fn a_private_index_takes_netrc_credentials() {
     assert!(!stderr.contains("s3cret-pw") && !stdout.contains("s3cret-pw"));
 }
 
+/// uv's credential store (`uv auth login`): read where the user has one — a private index's
+/// credentials in `<state dir>/uv/credentials/credentials.toml` are used — and never created
+/// for a user who has none (nothing written under `~/.local/share/uv`).
+#[test]
+fn uv_credential_store_is_read_where_it_exists_and_never_created() {
+    let w = World::new();
+    let repo = w.tmp.path().join("weather");
+    git_plugin(&repo, None, "weather", "1.0.0", &["weatherlib==1.0.0"]);
+    let url = file_url(&repo);
+    let user = w.tmp.path().join("user");
+    std::fs::create_dir_all(&user).unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = w.cmd(args);
+        cmd.env("HOME", &user)
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("UV_STATE_DIR")
+            .env_remove("UV_CREDENTIALS_DIR")
+            .env("NETRC", w.tmp.path().join("no-netrc"))
+            .timeout(Duration::from_secs(120));
+        outcome(&mut cmd)
+    };
+    // A private index, and no credentials anywhere: refused (401), and uv's store is looked
+    // for, not made.
+    w.index
+        .set_fault(Fault::RequireBasic("alice:s3cret-pw".into()));
+    let (code, _, err) = run(&["install", &url, "--enable", "--yes-deps"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("401"), "{err}");
+    let state = user.join(".local/share/uv");
+    assert!(!state.exists(), "{} was created", state.display());
+
+    // Its credentials in the user's uv store: used.
+    let store = state.join("credentials");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(
+        store.join("credentials.toml"),
+        format!(
+            "[[credential]]\nservice = \"{}\"\nusername = \"alice\"\npassword = \"s3cret-pw\"\n",
+            w.index.base
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = run(&["install", &url, "--enable", "--yes-deps"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("s3cret-pw") && !out.contains("s3cret-pw"));
+    assert_eq!(w.venv_python("import weatherlib; print('ok')"), "ok");
+}
+
 /// Git over SSH: a real `sshd` on loopback, the user's key in an `ssh-agent`. The host key is
 /// checked against `~/.ssh/known_hosts` before anything else — unknown or different, the
 /// install is refused naming the file, and nothing is installed; a trusted host without an
