@@ -839,7 +839,7 @@ impl Session {
                 let (filename, ..) = entry.into_parts();
                 flat_versions
                     .entry(filename.name().clone())
-                    .or_insert_with(BTreeSet::new)
+                    .or_default()
                     .insert(filename.version().clone());
             }
             FlatIndex::from_entries(entries, Some(&tags), hasher, &build_options)
