@@ -45,6 +45,9 @@ pub struct ResolveAll {
     pub conflicts: Vec<(String, String)>,
     /// How many resolutions ran.
     pub resolutions: usize,
+    /// Whether Hermes core took part (the human lines say what the counts are counted with).
+    #[serde(skip)]
+    pub with_core: bool,
 }
 
 fn first_sentence(f: &Failure) -> String {
@@ -292,6 +295,7 @@ pub fn resolve_all(
         joint_ok,
         conflicts,
         resolutions,
+        with_core: base.core.is_some(),
     })
 }
 
@@ -323,8 +327,14 @@ pub fn human(report: &ResolveAll) -> String {
     for e in &report.entries {
         match (e.ok, e.stage) {
             (true, _) => out.push_str(&format!(
-                "✓ {} ({} packages with core)\n",
-                e.name, e.packages
+                "✓ {} ({} package(s){})\n",
+                e.name,
+                e.packages,
+                if report.with_core {
+                    " with core"
+                } else {
+                    ", without core"
+                }
             )),
             (false, stage) => out.push_str(&format!(
                 "✗ {}: {}: {}\n",

@@ -151,10 +151,15 @@ pub fn native_findings(
                     u.expression, u.file, u.pos.line
                 ),
             };
+            let hint = if u.unanalysed {
+                "The module was not read, so nothing it registers is known: keep each Python file under the size analysed (split a large one; generated data belongs in a data file), or run validate with --probe to see the real registrations."
+            } else {
+                "Use a literal name or a module-level constant, or run validate with --probe to see the real registrations."
+            };
             out.push(
                 Diagnostic::warning(check, &u.file, u.pos, what)
                     .value(&u.expression)
-                    .hint("Use a literal name or a module-level constant, or run validate with --probe to see the real registrations."),
+                    .hint(hint),
             );
         }
     }
@@ -454,9 +459,22 @@ fn probe_findings(
             .error
             .clone()
             .unwrap_or_else(|| "the probe did not complete".into());
+        // What to do depends on why: a hang is not a missing dependency.
+        let hint = if p.phase == "timeout" {
+            "Importing the plugin or its register(ctx) did not finish in time: it may wait on the network or on input, which Hermes would wait for at every start. Make register(ctx) return promptly, or give the probe longer (--probe-timeout SECONDS)."
+        } else if reason.contains("ModuleNotFoundError") || reason.contains("ImportError") {
+            "Install the plugin's dependencies (and Hermes, for plugins importing its modules) into the probe interpreter: --probe=/path/to/python."
+        } else {
+            "register(ctx) raised or the interpreter stopped: run it under the probe interpreter to see the whole error. The static findings stand either way."
+        };
         out.push(
-            Diagnostic::warning(CheckId::DeclaredTools, manifest_file, Pos::START, format!("--probe could not run register(ctx): {reason}"))
-                .hint("Install the plugin's dependencies (and Hermes, for plugins importing its modules) into the probe interpreter: --probe=/path/to/python."),
+            Diagnostic::warning(
+                CheckId::Loadable,
+                manifest_file,
+                Pos::START,
+                format!("--probe could not run register(ctx): {reason}"),
+            )
+            .hint(hint),
         );
         if !p.completed() {
             return;

@@ -47,6 +47,13 @@ pub fn capabilities(args: &CapabilitiesArgs, global: &GlobalArgs) -> Result<Stat
             global
                 .printer
                 .document(super::json::Schema::Capabilities, &json!(view));
+        } else if view.capabilities.is_empty() {
+            outln!(
+                global.printer,
+                "`{}` declares no capabilities and has none granted in profile `{}`: it uses nothing of Hermes' API that needs consent",
+                view.plugin,
+                view.profile
+            );
         } else {
             for c in &view.capabilities {
                 outln!(

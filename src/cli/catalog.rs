@@ -252,7 +252,12 @@ fn review_entry(
         ReviewFormat::Markdown => review::markdown(&r),
         ReviewFormat::Json => super::json::text(super::json::Schema::Review, &r),
         ReviewFormat::Github => {
-            report::github::render(&review::to_report(&r), "catalog review", "package(s)")
+            // The report holds the entry file and the plugin it pins, not two packages.
+            report::github::render(
+                &review::to_report(&r),
+                "catalog review",
+                "checked (the entry file and the plugin it pins)",
+            )
         }
         ReviewFormat::Sarif => {
             report::sarif::render(&review::to_report(&r), &review::rules()) + "\n"

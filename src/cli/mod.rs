@@ -201,6 +201,69 @@ fn wants_json(args: &[std::ffi::OsString]) -> bool {
 }
 
 /// Parses arguments, runs the command and returns the process exit code.
+/// clap's "unexpected argument" for an option another command has (`list --audit`) suggests
+/// the nearest option of this one and prints a usage line built from it (`Usage:
+/// hermes-plugins list --quiet`); say which command takes it instead.
+fn option_of_another_command(err: clap::Error, args: &[std::ffi::OsString]) -> clap::Error {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if err.kind() != ErrorKind::UnknownArgument {
+        return err;
+    }
+    let Some(ContextValue::String(given)) = err.get(ContextKind::InvalidArg) else {
+        return err;
+    };
+    let Some(long) = given
+        .strip_prefix("--")
+        .map(|l| l.split('=').next().unwrap_or(l))
+    else {
+        return err;
+    };
+    let mut root = Cli::command();
+    let Some(used) = args
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .find(|a| root.find_subcommand(a).is_some())
+        .map(str::to_string)
+    else {
+        return err;
+    };
+    let takes = |c: &clap::Command| c.get_arguments().any(|a| a.get_long() == Some(long));
+    let others: Vec<String> = root
+        .get_subcommands()
+        .flat_map(|c| {
+            let mut found: Vec<String> = Vec::new();
+            if takes(c) {
+                found.push(c.get_name().to_string());
+            }
+            for s in c.get_subcommands() {
+                if takes(s) {
+                    found.push(format!("{} {}", c.get_name(), s.get_name()));
+                }
+            }
+            found
+        })
+        .filter(|name| name != &used)
+        .collect();
+    if others.is_empty() {
+        return err;
+    }
+    let shown = others
+        .iter()
+        .map(|o| format!("`{o}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let Some(command) = root.find_subcommand_mut(&used) else {
+        return err;
+    };
+    let mut command = command.clone().bin_name(format!("hermes-plugins {used}"));
+    command.error(
+        ErrorKind::UnknownArgument,
+        format!("unexpected argument '--{long}' found\n\n  tip: `--{long}` is an option of {shown}, not of `{used}` (see `hermes-plugins {} --help`)", others[0]),
+    )
+}
+
 pub fn main() -> ExitCode {
     env_vars::keep_uv_credentials_in_cache();
     completions::answer_if_asked();
@@ -208,6 +271,7 @@ pub fn main() -> ExitCode {
     let mut cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) => {
+            let err = option_of_another_command(err, &args);
             if matches!(
                 err.kind(),
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion

@@ -14,6 +14,8 @@ pub(super) fn report(operation: &str, applied: &Applied, what: &str, global: &Gl
     if global.printer.json() {
         let mut doc = json!({ "operation": operation, "result": what, "generation": applied });
         if let Some(plan) = &applied.plan {
+            // A dry run did nothing: its result says what it would do.
+            doc["result"] = json!(format!("Dry run, nothing changed: {}", would(what)));
             doc["dry_run"] = json!(true);
             doc["plan"] = json!(plan);
         }
@@ -49,6 +51,23 @@ pub(super) fn report(operation: &str, applied: &Applied, what: &str, global: &Gl
             "No new generation: nothing the environment depends on changed"
         );
     }
+}
+
+/// "Enabled weather in profile `default`" as what a dry run would do: "would enable weather in
+/// profile `default`".
+fn would(what: &str) -> String {
+    let (verb, rest) = what.split_once(' ').unwrap_or((what, ""));
+    let verb = match verb {
+        "Enabled" => "enable",
+        "Disabled" => "disable",
+        "Removed" => "remove",
+        "Synced" => "sync",
+        "Granted" => "grant",
+        "Revoked" => "revoke",
+        "Updated" => "update",
+        other => return format!("would do: {other} {rest}").trim_end().to_string(),
+    };
+    format!("would {verb} {rest}").trim_end().to_string()
 }
 
 pub(super) fn run_change(

@@ -34,9 +34,24 @@ pub fn rollback(cx: &Context, target: Option<u64>) -> Result<(u64, u64), Manager
     };
     let dir = cx.layout.generation(target);
     let doc = GenerationDoc::read(&dir).map_err(|_| {
+        // Say what is known of it: the current generation's parent was published, so a
+        // missing parent was collected; any other number may never have existed.
+        let kept = current::numbers(&cx.layout);
+        let listed = kept
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let what = if current_doc.parent == Some(target) {
+            format!(
+                "generation {target}, the parent of {current}, is no longer kept: `generations gc` or the keep-generations policy collected it"
+            )
+        } else {
+            format!("generation {target} is not among the generations kept")
+        };
         ManagerError::coded(
             Code::NotFound,
-            format!("generation {target} does not exist (see `hermes-plugins generations list`)"),
+            format!("{what}; the generations kept are {listed} (see `hermes-plugins generations list`)"),
         )
     })?;
     // Selections as recorded in the target.

@@ -254,6 +254,9 @@ fn resolve_all_names_both_sides_of_a_conflict() {
         .map(|e| e["name"].as_str().unwrap())
         .collect();
     assert_eq!(ok, ["alpha", "delta"]);
+    // People see what the count is counted with: here, no core.
+    let (_, out, _) = c.run(&["catalog", "resolve-all", dir]);
+    assert!(out.contains("✓ alpha (1 package(s), without core)"), "{out}");
 }
 
 #[test]

@@ -509,6 +509,30 @@ fn weather_needing_a_token(w: &World) -> std::path::PathBuf {
     )
 }
 
+/// A variable that changes what runs (`LD_PRELOAD`) is never advised into `.env`: the
+/// held-back warning says where the plugin's own variable goes, and that this one goes nowhere.
+#[test]
+fn held_back_never_advises_a_denied_variable_into_env() {
+    let w = World::new();
+    let extra = "requires_env:\n  - LD_PRELOAD\n  - LDP_TOKEN\n";
+    let dir = repo_with(&w, "ldp", &files("ldp", "1.0.0", extra, &["t"]));
+    let (code, _, err) = w.run(&["install", &file_url(&dir), "--enable"]);
+    assert_eq!(code, Some(0), "{err}");
+    let warning = err
+        .lines()
+        .find(|l| l.contains("is held back"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        warning.contains("set LDP_TOKEN in the environment or in"),
+        "{warning}"
+    );
+    assert!(!warning.contains("set LD_PRELOAD"), "{warning}");
+    assert!(
+        warning.contains("LD_PRELOAD changes what programs run"),
+        "{warning}"
+    );
+}
+
 #[test]
 fn requires_env_prompted_hidden_or_listed() {
     let w = World::new();

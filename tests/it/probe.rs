@@ -114,6 +114,20 @@ fn hangs_time_out() {
             .contains("timed out after 1.5 s"),
         "{p:#}"
     );
+    // Reported as a load problem, with what to do about a hang (not "install dependencies").
+    let finding = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f.to_string().contains("could not run register"))
+        .unwrap_or_else(|| panic!("{p:#}"));
+    assert_eq!(finding["check"], "loadable", "{finding:#}");
+    let text = finding.to_string();
+    assert!(text.contains("--probe-timeout"), "{finding:#}");
+    assert!(
+        !text.contains("Install the plugin's dependencies"),
+        "{finding:#}"
+    );
 }
 
 #[test]

@@ -134,6 +134,11 @@ fn every_command_human_and_json() {
     snap!(&w, "disable-json", &["--json", "disable", "weather"]);
     snap!(
         &w,
+        "enable-dry-run-json",
+        &["--json", "enable", "weather", "--dry-run"]
+    );
+    snap!(
+        &w,
         "enable-json",
         &["--json", "enable", "weather", "--yes-deps"]
     );
@@ -153,6 +158,7 @@ fn every_command_human_and_json() {
     snap!(&w, "rollback-json", &["--json", "generations", "rollback"]);
     snap!(&w, "gc", &["generations", "gc"]);
     snap!(&w, "gc-json", &["--json", "generations", "gc"]);
+    snap!(&w, "rollback-collected", &["generations", "rollback", "4"]);
 
     // Resolution, configuration, packs, Nix.
     let weather_dir = w.tmp.path().join("weather-dir");
@@ -222,6 +228,7 @@ fn every_command_human_and_json() {
     snap!(&w, "show-unknown-json", &["--json", "show", "nosuch"]);
     snap!(&w, "enable-unknown", &["enable", "nosuch"]);
     snap!(&w, "usage-error", &["install"]);
+    snap!(&w, "option-of-another-command", &["list", "--audit"]);
 
     // Removing.
     snap!(&w, "remove", &["remove", "weather"]);

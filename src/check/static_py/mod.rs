@@ -171,6 +171,7 @@ pub fn analyze_entry(root: &PackageRoot, entry: Option<&str>) -> StaticAnalysis 
                 pos: crate::located::Pos::START,
                 expression: format!("`{}` was not analysed ({})", u.rel, u.reason),
                 dynamic: false,
+                unanalysed: true,
             });
     }
     for u in registrations.undetermined.iter().filter(|u| u.dynamic) {

@@ -86,6 +86,9 @@ pub struct Undetermined {
     /// name, `getattr` on ctx with a computed name, `locals()`/`globals()`, dunder access to
     /// ctx): reported by the security scan too.
     pub dynamic: bool,
+    /// Whether a whole module was not read (too large, not UTF-8): nothing in it is known,
+    /// which no literal name would change.
+    pub unanalysed: bool,
 }
 
 /// One call on the plugin context met while interpreting `register(ctx)`, with what is known
@@ -1137,6 +1140,7 @@ impl<'t> Interp<'_, '_, 't> {
             pos: module.pos(at),
             expression: crate::located::truncate_chars(&expression, 160),
             dynamic,
+            unanalysed: false,
         };
         if !self.out.undetermined.contains(&entry) {
             self.out.undetermined.push(entry);

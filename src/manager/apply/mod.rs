@@ -182,14 +182,34 @@ fn held_back(
                     });
                 }
             };
-            (!missing.is_empty()).then(|| HeldBack {
-                plugin: key.clone(),
-                reason: format!(
-                    "`{key}` is held back: Hermes will not load it while a variable it requires is unset (missing: {}); set it in the environment or in {}",
-                    missing.join(", "),
-                    cx.layout.env_file(&cx.profile).display()
-                ),
-                missing_env: missing,
+            (!missing.is_empty()).then(|| {
+                // Names that change what runs (LD_PRELOAD, PATH, …) are never to be put in
+                // `.env`: Hermes refuses to write them there, and neither do we advise it.
+                let (denied, settable): (Vec<&String>, Vec<&String>) = missing
+                    .iter()
+                    .partition(|n| crate::known::ENV_DENYLIST.contains(&n.as_str()));
+                let mut reason = format!(
+                    "`{key}` is held back: Hermes will not load it while a variable it requires is unset (missing: {})",
+                    missing.join(", ")
+                );
+                if !settable.is_empty() {
+                    reason.push_str(&format!(
+                        "; set {} in the environment or in {}",
+                        settable.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", "),
+                        cx.layout.env_file(&cx.profile).display()
+                    ));
+                }
+                if !denied.is_empty() {
+                    reason.push_str(&format!(
+                        "; {} changes what programs run and belongs in no .env file (Hermes refuses to write it there): a plugin that needs it is better not enabled",
+                        denied.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                HeldBack {
+                    plugin: key.clone(),
+                    reason,
+                    missing_env: missing,
+                }
             })
         });
     kept_out.into_iter().chain(unset).collect()

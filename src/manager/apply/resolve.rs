@@ -168,36 +168,13 @@ fn frozen(
     };
     let (wanted, had) = (requiring(&wanted), requiring(&current.lock.inputs));
     if wanted != had || current.lock.excluded != excluded {
-        let changed: Vec<&str> = wanted
-            .iter()
-            .filter(|i| !had.contains(i))
-            .map(|i| i.source.as_str())
-            .chain(
-                had.iter()
-                    .filter(|i| !wanted.contains(i))
-                    .map(|i| i.source.as_str()),
-            )
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
         return Err(ManagerError::coded(
             Code::LockChanged,
             format!(
-                "--frozen: generation {}'s lock was resolved for other requirements (changed: {}; it has: {}); nothing was changed — run without --frozen to resolve",
+                "--frozen: generation {}'s lock was resolved for other requirements ({}); nothing was changed — run without --frozen to resolve",
                 current.number,
-                if changed.is_empty() {
-                    "the exclusions".to_string()
-                } else {
-                    changed.join(", ")
-                },
-                if had.is_empty() {
-                    "none".to_string()
-                } else {
-                    had.iter()
-                        .map(|i| i.source.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                },
+                requirement_changes(&had, &wanted)
+                    .unwrap_or_else(|| "the requirements left out of it changed".to_string()),
             ),
         ));
     }
@@ -207,6 +184,43 @@ fn frozen(
         inputs,
         earlier: None,
     })
+}
+
+/// What changed between the requirements a lock was resolved for and the ones asked now, per
+/// source: `plugin:weather: + weatherlib>=2, - weatherlib>=1` (`None` when only the
+/// exclusions differ).
+fn requirement_changes(had: &[LockInput], wanted: &[LockInput]) -> Option<String> {
+    let of = |inputs: &[LockInput], source: &str| -> Vec<String> {
+        inputs
+            .iter()
+            .filter(|i| i.source == source)
+            .flat_map(|i| i.requirements.iter().cloned())
+            .collect()
+    };
+    let sources: std::collections::BTreeSet<&str> = had
+        .iter()
+        .chain(wanted)
+        .map(|i| i.source.as_str())
+        .collect();
+    let parts: Vec<String> = sources
+        .into_iter()
+        .filter_map(|source| {
+            let (before, now) = (of(had, source), of(wanted, source));
+            let lines: Vec<String> = now
+                .iter()
+                .filter(|r| !before.contains(r))
+                .map(|r| format!("+ {r}"))
+                .chain(
+                    before
+                        .iter()
+                        .filter(|r| !now.contains(r))
+                        .map(|r| format!("- {r}")),
+                )
+                .collect();
+            (!lines.is_empty()).then(|| format!("{source}: {}", lines.join(", ")))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// `+name version`, `-name version`, `name old -> new`, comma-separated.
@@ -222,4 +236,34 @@ fn describe(diff: &LockDiff) -> String {
         )
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(source: &str, requirements: &[&str]) -> LockInput {
+        LockInput {
+            source: source.to_string(),
+            requirements: requirements.iter().map(|r| r.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn frozen_names_the_requirements_that_changed() {
+        let had = [
+            input("core", &["httpx==0.28.1"]),
+            input("plugin:weather", &["weatherlib>=1"]),
+        ];
+        let wanted = [
+            input("core", &["httpx==0.28.1"]),
+            input("plugin:news", &["newslib>=1"]),
+            input("plugin:weather", &["weatherlib>=2"]),
+        ];
+        assert_eq!(
+            requirement_changes(&had, &wanted).as_deref(),
+            Some("plugin:news: + newslib>=1; plugin:weather: + weatherlib>=2, - weatherlib>=1")
+        );
+        assert_eq!(requirement_changes(&had, &had), None);
+    }
 }
