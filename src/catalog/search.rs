@@ -9,8 +9,9 @@ use super::entry::Entry;
 pub struct Hit {
     /// Entry name.
     pub name: String,
-    /// `official` or `community`.
-    pub tier: Option<String>,
+    /// `official` or `community` (an entry that gives none is `community`, as upstream's
+    /// catalog reads it and as the human output shows it).
+    pub tier: String,
     /// The entry's description.
     pub description: Option<String>,
     /// How many tools the entry declares (`capabilities.provides_tools`).
@@ -61,7 +62,7 @@ pub fn search(entries: &[Entry], query: &str) -> Vec<Hit> {
             (rank, inexact),
             Hit {
                 name: e.name.clone(),
-                tier: e.tier.clone(),
+                tier: e.tier.clone().unwrap_or_else(|| "community".into()),
                 description: e.description.clone(),
                 tools: tools.len(),
                 matched,
@@ -95,6 +96,13 @@ mod tests {
             }),
             ..Entry::default()
         }
+    }
+
+    #[test]
+    fn an_entry_without_a_tier_is_community() {
+        let mut e = entry("solo", "d", &[], &[]);
+        e.tier = None;
+        assert_eq!(search(&[e], "solo")[0].tier, "community");
     }
 
     #[test]

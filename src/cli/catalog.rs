@@ -363,7 +363,7 @@ pub fn search(args: &SearchArgs, global: &GlobalArgs) -> Result<Status, CliError
                 global.printer,
                 "{:<28} {:<10} {:>2} tool(s)  {}{from}",
                 h.name,
-                h.tier.as_deref().unwrap_or("community"),
+                h.tier,
                 h.tools,
                 h.description.as_deref().unwrap_or("")
             );

@@ -14,8 +14,8 @@ use crate::home::Layout;
 use crate::manager::{Context, LockMode, ManagerError};
 use crate::resolve::engine::IndexConfig;
 use crate::resolve::quarantine::DEFAULT_DAYS;
-use crate::source::FetchOptions;
 use crate::source::remote_catalog::OFFICIAL_FEED;
+use crate::source::{CatalogDir, FetchOptions};
 use crate::state::settings::Settings;
 
 use super::conflict::print_conflict;
@@ -237,11 +237,18 @@ pub fn catalog_dirs(
     layout: &Layout,
     refresh: Refresh,
     global: &GlobalArgs,
-) -> Result<(Vec<PathBuf>, Option<String>), CliError> {
+) -> Result<(Vec<CatalogDir>, Option<String>), CliError> {
     let catalogs = catalog_values(flags)?;
+    let given = |value: &Path| value.display().to_string();
     if catalogs.official {
         return match fetch_catalog(&catalogs.values[0], layout, refresh, global) {
-            Ok(dir) => Ok((vec![dir], None)),
+            Ok(dir) => Ok((
+                vec![CatalogDir {
+                    dir,
+                    given: given(&catalogs.values[0]),
+                }],
+                None,
+            )),
             Err(Unavailable::Fetch(reason)) => {
                 global.printer.warning(&format!(
                     "{reason}: its kill list was not consulted (set HERMES_PLUGINS_CATALOG=none to use no catalog, or --catalog DIR|URL for another)"
@@ -254,7 +261,12 @@ pub fn catalog_dirs(
     let dirs = catalogs
         .values
         .iter()
-        .map(|value| catalog_dir(value, layout, refresh, global))
+        .map(|value| {
+            catalog_dir(value, layout, refresh, global).map(|dir| CatalogDir {
+                dir,
+                given: given(value),
+            })
+        })
         .collect::<Result<_, _>>()?;
     Ok((dirs, None))
 }
@@ -262,13 +274,20 @@ pub fn catalog_dirs(
 /// The official catalog's copy when one is kept, fetching nothing; configured catalogs as
 /// [`catalog_dirs`] has them. For commands that only read the home (`list`, `show`): they
 /// mark removed plugins from the copy at hand and never wait on the network for the default.
-pub fn cached_catalog_dirs(layout: &Layout, global: &GlobalArgs) -> Result<Vec<PathBuf>, CliError> {
+pub fn cached_catalog_dirs(
+    layout: &Layout,
+    global: &GlobalArgs,
+) -> Result<Vec<CatalogDir>, CliError> {
     let catalogs = catalog_values(&[])?;
     if catalogs.official {
         let location = crate::source::remote_catalog::Location::Feed(OFFICIAL_FEED.to_string());
         return Ok(
             crate::source::remote_catalog::cached(&location, &layout.catalog_cache())
                 .into_iter()
+                .map(|dir| CatalogDir {
+                    dir,
+                    given: OFFICIAL_FEED.to_string(),
+                })
                 .collect(),
         );
     }

@@ -159,8 +159,36 @@ fn init_logging(global: &GlobalArgs) {
     let _ = if custom.is_some() {
         builder.with_target(true).try_init()
     } else {
-        builder.with_target(false).without_time().try_init()
+        builder.event_format(Plain).try_init()
     };
+}
+
+/// Log events as the rest of the output reads: `warning: …`, `error: …`, `note: …` (and
+/// `debug: …`, `trace: …` under `-v`), not the formatter's ` WARN …`.
+struct Plain;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for Plain
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let prefix = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "note",
+            tracing::Level::DEBUG => "debug",
+            tracing::Level::TRACE => "trace",
+        };
+        write!(writer, "{prefix}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
 }
 
 /// One log event, collected and written to stderr through [`shown`] when the formatter is done

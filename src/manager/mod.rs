@@ -365,12 +365,19 @@ pub fn removed_entry(
     cx: &Context,
     name: Option<&str>,
     repo: Option<&str>,
-) -> Result<Option<(std::path::PathBuf, crate::catalog::Removed)>, ManagerError> {
+) -> Result<Option<(String, crate::catalog::Removed)>, ManagerError> {
     for catalog in &cx.fetch.catalogs {
-        let path = catalog.join("removed.yaml");
+        let path = catalog.dir.join("removed.yaml");
         if !path.exists() {
             continue;
         }
+        // The kill list as the user knows it: a local catalog's file, else the catalog they
+        // named (a feed or git URL), not our cached copy of it.
+        let shown = if std::path::Path::new(&catalog.given) == catalog.dir {
+            path.display().to_string()
+        } else {
+            format!("removed list of the catalog {}", catalog.given)
+        };
         let (list, findings) = crate::catalog::removed::load(&path);
         if let Some(bad) = findings
             .iter()
@@ -379,16 +386,13 @@ pub fn removed_entry(
             return Err(ManagerError::coded(
                 Code::Removed,
                 format!(
-                    "the catalog's kill list {}:{} cannot be read ({}): nothing is installed while it is broken; fix it with `hermes-plugins catalog check {}`",
-                    path.display(),
-                    bad.pos.line,
-                    bad.message,
-                    catalog.display()
+                    "the catalog's kill list ({shown}, line {}) cannot be read ({}): nothing is installed while it is broken; check it with `hermes-plugins catalog check {}`",
+                    bad.pos.line, bad.message, catalog.given
                 ),
             ));
         }
         if let Some(hit) = crate::catalog::removed::blocked(&list, name, repo) {
-            return Ok(Some((path, hit.clone())));
+            return Ok(Some((shown, hit.clone())));
         }
     }
     Ok(None)
@@ -454,13 +458,13 @@ fn check_removed_as(
     allow: bool,
     feedback: &mut dyn Feedback,
 ) -> Result<(), ManagerError> {
-    let Some((path, hit)) = removed_entry(cx, name, repo)? else {
+    let Some((shown, hit)) = removed_entry(cx, name, repo)? else {
         return Ok(());
     };
     let why = format!(
         "`{}` is on the catalog's removal list ({}{}{})",
         crate::text::escape(label),
-        path.display(),
+        shown,
         hit.reason
             .as_deref()
             .map(|r| format!(": {r}"))

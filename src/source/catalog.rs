@@ -159,15 +159,15 @@ pub fn lookup(options: &super::FetchOptions, name: &str) -> Result<CatalogPin, C
             None => CatalogError::NoCatalog(name.to_string()),
         });
     }
-    for dir in dirs {
-        if let Some(pin) = lookup_in(dir, name)? {
+    for catalog in dirs {
+        if let Some(pin) = lookup_in(&catalog.dir, name)? {
             return Ok(pin);
         }
     }
     Err(CatalogError::NotFound {
         dir: dirs
             .iter()
-            .map(|d| d.display().to_string())
+            .map(|d| d.given.clone())
             .collect::<Vec<_>>()
             .join(", "),
         name: name.to_string(),

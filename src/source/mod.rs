@@ -18,15 +18,25 @@ use serde::{Deserialize, Serialize};
 pub use catalog::CatalogPin;
 pub use spec::SourceSpec;
 
+/// A catalog as configured: what the user gave (a directory, a git URL, a JSON feed) and the
+/// directory it is read from (itself, or a remote catalog's cached copy). Messages name what
+/// was given; the cache is an implementation detail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogDir {
+    /// The local directory of entry files.
+    pub dir: PathBuf,
+    /// The catalog as the user named it.
+    pub given: String,
+}
+
 /// Where configuration for fetching comes from.
 #[derive(Debug, Clone, Default)]
 pub struct FetchOptions {
     /// Base URL for `owner/repo` sources (`HERMES_PLUGINS_GITHUB`, default `https://github.com`).
     pub github_base: Option<String>,
-    /// The catalog directories (`--catalog`, `HERMES_PLUGINS_CATALOG`), local or a remote
-    /// catalog's cached copy, in their order of precedence: the first with an entry of a
-    /// name gives it; every catalog's kill list applies.
-    pub catalogs: Vec<PathBuf>,
+    /// The catalogs (`--catalog`, `HERMES_PLUGINS_CATALOG`), in their order of precedence:
+    /// the first with an entry of a name gives it; every catalog's kill list applies.
+    pub catalogs: Vec<CatalogDir>,
     /// Set when no catalog is configured and the official one (the default) cannot be had:
     /// why, so that a catalog name is refused with the reason rather than "none configured".
     pub catalog_unreachable: Option<String>,

@@ -456,7 +456,7 @@ fn search_ranks_the_good_catalog() {
         ]
     );
     assert_eq!(hits[0].tools, 2);
-    assert_eq!(hits[0].tier.as_deref(), Some("community"));
+    assert_eq!(hits[0].tier, "community");
 
     let by_tool = search::search(&entries, "fetch_clean");
     assert_eq!(by_tool.len(), 1);

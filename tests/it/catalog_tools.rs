@@ -256,7 +256,10 @@ fn resolve_all_names_both_sides_of_a_conflict() {
     assert_eq!(ok, ["alpha", "delta"]);
     // People see what the count is counted with: here, no core.
     let (_, out, _) = c.run(&["catalog", "resolve-all", dir]);
-    assert!(out.contains("✓ alpha (1 package(s), without core)"), "{out}");
+    assert!(
+        out.contains("✓ alpha (1 package(s), without core)"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -631,6 +634,9 @@ fn a_git_catalog_is_cached_refreshed_and_never_silently_stale() {
         err.contains("removal list") && err.contains("malware"),
         "{err}"
     );
+    // Named as the user named the catalog, not by our cached copy of it.
+    assert!(err.contains(&format!("the catalog {url}")), "{err}");
+    assert!(!err.contains("pm/cache"), "{err}");
 
     // The server fails; the copy is older than the TTL (0 s): used, with a warning.
     server.set_fault(GitFault::Status(500));
