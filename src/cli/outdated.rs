@@ -33,6 +33,9 @@ pub fn run(args: &OutdatedArgs, global: &GlobalArgs) -> Result<Status, CliError>
     let plugins = outdated::plugins(&cx).map_err(|e| manage::failure(e, global))?;
     let packages = if args.no_packages {
         None
+    } else if crate::generation::current::current_number(&cx.layout).is_none() {
+        // Nothing published: no lock to compare, so nothing needs core.
+        None
     } else if !cx.core_known {
         return Err(CliError::coded(
             Code::NoCore,
@@ -96,6 +99,10 @@ pub fn run(args: &OutdatedArgs, global: &GlobalArgs) -> Result<Status, CliError>
                 );
             }
         }
+        None if !args.no_packages => outln!(
+            global.printer,
+            "Python packages: none yet (no generation is published)"
+        ),
         None => {}
     }
     Ok(Status::Ok)

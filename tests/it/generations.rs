@@ -1712,3 +1712,30 @@ fn interpreter_facts_are_shared_between_homes() {
     third.enable_news_with_user_cache(&blocked);
     assert!(common::interpreter_facts(&third.pm().join("cache/uv")) >= 1);
 }
+
+/// `outdated` in a home where nothing is published compares nothing, so it needs no core.
+#[test]
+fn outdated_in_an_empty_home_needs_no_core() {
+    let w = World::new();
+    let out = w
+        .cmd(&["outdated"])
+        .env_remove("HERMES_PLUGINS_NO_CORE")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(succeeded(out)).unwrap();
+    assert!(text.contains("No plugins installed"), "{text}");
+    assert!(
+        text.contains("none yet (no generation is published)"),
+        "{text}"
+    );
+    let json = w
+        .cmd(&["--json", "outdated"])
+        .env_remove("HERMES_PLUGINS_NO_CORE")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&succeeded(json)).unwrap();
+    common::follows_its_schema(&doc, None);
+    assert_eq!(doc["packages"], Value::Null, "{doc:#}");
+}
