@@ -165,10 +165,22 @@ impl Installed {
         text
     }
 
-    /// Finds a plugin by key or, failing that, by manifest name.
+    /// Finds a plugin by key, else by manifest name, else by the catalog entry it was installed
+    /// as (when one plugin was).
     pub fn find(&self, name: &str) -> Option<&InstalledPlugin> {
         self.plugins
             .get(name)
             .or_else(|| self.plugins.values().find(|p| p.name == name))
+            .or_else(|| {
+                // The catalog entry it was installed as (`install weather` of an entry whose
+                // plugin calls itself `weather-demo`): the name the user typed.
+                let mut from_entry = self.plugins.values().filter(|p| {
+                    matches!(&p.source.spec, crate::source::SourceSpec::Catalog { name: entry } if entry == name)
+                });
+                match (from_entry.next(), from_entry.next()) {
+                    (Some(only), None) => Some(only),
+                    _ => None,
+                }
+            })
     }
 }

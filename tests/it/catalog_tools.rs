@@ -924,3 +924,34 @@ fn the_official_feed_is_the_default_catalog() {
     assert!(err.contains("cannot be listed with others"), "{err}");
     assert_eq!(asked.lock().unwrap().len(), 4);
 }
+
+/// A catalog entry whose plugin calls itself something else (`install forecast` of a plugin
+/// named `forecast-demo`) is found by the entry name the user typed, by every command that
+/// takes a plugin name.
+#[test]
+fn a_plugin_is_found_by_the_catalog_entry_it_was_installed_as() {
+    let c = Cat::new();
+    let sha = git_plugin(
+        &c.mirror.join("acme").join("forecast"),
+        None,
+        "forecast-demo",
+        "1.0.0",
+        &[],
+    );
+    c.entry("forecast", &sha, "");
+    let (code, out, err) = c.run(&["install", "forecast", "--enable", "--yes-deps"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = c.run(&["--json", "show", "forecast"]);
+    assert_eq!(code, Some(0), "{err}");
+    let shown: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(shown["plugin"]["key"], "forecast-demo", "{shown:#}");
+    for args in [
+        &["disable", "forecast"][..],
+        &["enable", "forecast", "--yes-deps"],
+    ] {
+        let (code, _, err) = c.run(args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+    }
+    let (code, _, err) = c.run(&["remove", "forecast"]);
+    assert_eq!(code, Some(0), "{err}");
+}
