@@ -128,7 +128,14 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
             .write(&settings_path)
             .map_err(|e| CliError::coded(crate::exit::Code::Io, e.to_string()))?;
     }
-    let (catalogs, catalog_unreachable) = catalog_dirs(
+    let (mut catalogs, catalog_unreachable) = catalog_dirs(
+        &env.catalogs,
+        &layout,
+        Refresh::from_offline(env.resolver.offline),
+        global,
+    )?;
+    remembered_catalogs(
+        &mut catalogs,
         &env.catalogs,
         &layout,
         Refresh::from_offline(env.resolver.offline),
@@ -269,6 +276,45 @@ pub fn catalog_dirs(
         })
         .collect::<Result<_, _>>()?;
     Ok((dirs, None))
+}
+
+/// The catalogs installed plugins were found in (recorded with each catalog plugin), after the
+/// configured ones: a plugin installed with `--catalog DIR` is updated and checked against
+/// that catalog without `--catalog` again. Configured catalogs keep their precedence; with
+/// `--catalog` flags (the user says which, for this run) or catalogs turned off (`none`),
+/// none is added. A recorded catalog that cannot be had is
+/// skipped with a warning (the configured ones still decide the kill list).
+fn remembered_catalogs(
+    catalogs: &mut Vec<CatalogDir>,
+    flags: &[PathBuf],
+    layout: &Layout,
+    refresh: Refresh,
+    global: &GlobalArgs,
+) -> Result<(), CliError> {
+    if !flags.is_empty() || catalog_values(flags)?.values.is_empty() {
+        return Ok(());
+    }
+    let Ok(installed) = crate::state::installed::Installed::read(&layout.installed()) else {
+        return Ok(());
+    };
+    let recorded: std::collections::BTreeSet<String> = installed
+        .plugins
+        .values()
+        .filter_map(|p| p.source.catalog.as_ref()?.catalog.clone())
+        .collect();
+    for given in recorded {
+        if catalogs.iter().any(|c| c.given == given) {
+            continue;
+        }
+        match catalog_dir(Path::new(&given), layout, refresh, global) {
+            Ok(dir) => catalogs.push(CatalogDir { dir, given }),
+            Err(e) => global.printer.warning(&format!(
+                "the catalog {given}, which installed plugins came from, cannot be read: {}",
+                e.message
+            )),
+        }
+    }
+    Ok(())
 }
 
 /// The official catalog's copy when one is kept, fetching nothing; configured catalogs as

@@ -25,6 +25,10 @@ pub struct CatalogPin {
     pub tier: Option<String>,
     /// The entry file.
     pub file: PathBuf,
+    /// The catalog it was found in, as the user named it (`--catalog`, `HERMES_PLUGINS_CATALOG`,
+    /// the official feed): `update` and `outdated` read it again without being told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<String>,
     /// Ids of security findings the catalog's reviewers accepted for this pin
     /// (`accepted_findings`): install takes them as `--accept-finding`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -142,6 +146,7 @@ fn read_pin(file: &Path) -> Result<Option<CatalogPin>, CatalogError> {
         tier: field("tier"),
         file: file.to_path_buf(),
         accepted_findings,
+        catalog: None,
     }))
 }
 
@@ -160,7 +165,8 @@ pub fn lookup(options: &super::FetchOptions, name: &str) -> Result<CatalogPin, C
         });
     }
     for catalog in dirs {
-        if let Some(pin) = lookup_in(&catalog.dir, name)? {
+        if let Some(mut pin) = lookup_in(&catalog.dir, name)? {
+            pin.catalog = Some(catalog.given.clone());
             return Ok(pin);
         }
     }

@@ -955,3 +955,55 @@ fn a_plugin_is_found_by_the_catalog_entry_it_was_installed_as() {
     let (code, _, err) = c.run(&["remove", "forecast"]);
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A plugin installed with `--catalog DIR` remembers its catalog: `outdated` and `update`
+/// read it again without `--catalog` (the catalog it came from is recorded with the pin).
+#[test]
+fn a_catalog_plugin_remembers_its_catalog() {
+    let c = Cat::new();
+    let first = c.repo("alpha", &[]);
+    c.entry("alpha", &first, "");
+    let catalog = c.catalog.to_str().unwrap().to_string();
+    let run = |args: &[&str], with_catalog: bool| {
+        let mut cmd = c.w.cmd(args);
+        cmd.env(
+            "HERMES_PLUGINS_GIT_INSTEAD_OF",
+            format!("{HOST}={}/", file_url(&c.mirror)),
+        );
+        if with_catalog {
+            cmd.env("HERMES_PLUGINS_CATALOG", &catalog);
+        } else {
+            // Nothing configured: the official feed, which this machine cannot reach.
+            cmd.env_remove("HERMES_PLUGINS_CATALOG");
+        }
+        outcome(&mut cmd)
+    };
+    let (code, _, err) = run(&["install", "alpha", "--enable", "--yes-deps"], true);
+    assert_eq!(code, Some(0), "{err}");
+    let installed = common::read_json(&c.w.pm().join("installed.json"));
+    assert_eq!(
+        installed["plugins"]["alpha"]["source"]["catalog"]["catalog"],
+        catalog.as_str()
+    );
+    let schema = common::validator(&common::repo().join("catalog-schema/installed.schema.json"));
+    assert_eq!(
+        common::violations(&schema, &installed),
+        Vec::<String>::new()
+    );
+    // The catalog re-pins the entry to a new commit.
+    let second = commit(
+        &c.mirror.join("acme/alpha"),
+        &plugin_files("alpha", "2.0.0", &[]),
+        "v2",
+    );
+    c.entry("alpha", &second, "");
+    let (code, out, err) = run(&["--json", "outdated", "--no-packages"], false);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["plugins"][0]["status"], "outdated", "{doc:#}");
+    assert_eq!(doc["plugins"][0]["latest"], second.as_str(), "{doc:#}");
+    let (code, out, err) = run(&["--json", "update", "alpha", "--yes"], false);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["plugins"][0]["to"], second.as_str(), "{doc:#}");
+}
