@@ -209,7 +209,7 @@ pub fn run(args: &ValidateArgs, global: &GlobalArgs) -> Result<Status, CliError>
     let nothing_for_people = report.packages.is_empty() && format == OutputFormat::Human;
     if !nothing_for_people {
         super::printer::write_stdout(text.as_bytes())
-            .map_err(|e| CliError::environment(format!("cannot write the report: {e}")))?;
+            .map_err(|e| CliError::environment(format!("cannot write to stdout: {e}")))?;
     }
     if report.packages.is_empty() {
         let _ = writeln!(
