@@ -12,6 +12,9 @@
 //!   `hermes-plugins` command in it must still parse with the binary's own arguments — no flag
 //!   or subcommand it does not have) or `<!-- synopsis: REASON -->` (placeholders such as
 //!   `[--home H]`; not parsed).
+//! - A `hermes-plugins …` code span in a table row (integration.md's mapping of `hermes
+//!   plugins …`) must parse the same way, its optional parts (`[--yes]`) given and the first
+//!   of alternatives (`A\|B`) taken.
 //!
 //! So a document that drifts from the binary — an output, a flag, an exit status — fails here.
 
@@ -355,12 +358,80 @@ fn every_documented_command_is_run_or_says_why_not() {
             }
         }
     }
+    // Commands in tables (integration.md's mapping of `hermes plugins …`, the benchmarks'
+    // rows): each must parse too, optional parts (`[--yes]`) included, the first of
+    // alternatives (`A\|B`) taken, placeholders (`NAME`) as values.
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let shown = doc
+            .strip_prefix(repo())
+            .unwrap_or(&doc)
+            .display()
+            .to_string();
+        for (i, line) in text.lines().enumerate() {
+            if !line.trim_start().starts_with('|') {
+                continue;
+            }
+            for span in line.split('`').skip(1).step_by(2) {
+                let Some(rest) = span.strip_prefix("hermes-plugins ") else {
+                    continue;
+                };
+                let command = table_command(rest);
+                parsed += 1;
+                let Some(args) = words(&command) else {
+                    failures.push(format!("{shown}:{}: `{span}`: unbalanced quotes", i + 1));
+                    continue;
+                };
+                let argv = std::iter::once("hermes-plugins".to_string()).chain(args);
+                // A table may name a command without its operands; flags and subcommands it
+                // gives must exist.
+                if let Err(e) = hermes_plugins::cli::Cli::try_parse_from(argv)
+                    && !matches!(
+                        e.kind(),
+                        clap::error::ErrorKind::MissingRequiredArgument
+                            | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                    )
+                {
+                    failures.push(format!(
+                        "{shown}:{}: `{span}` (as `{command}`) does not parse: {}",
+                        i + 1,
+                        e.render().to_string().lines().next().unwrap_or_default()
+                    ));
+                }
+            }
+        }
+    }
     eprintln!("docs walk: {run} block(s) run, {marked} marked, {parsed} command(s) parsed");
     assert!(
         run >= 3,
         "the documents run at least three console blocks (found {run})"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A command as a table writes it, as arguments: `[--yes]` is given, `A\|B` is `A`, `…` is
+/// nothing.
+fn table_command(text: &str) -> String {
+    let mut out = String::new();
+    let mut alternative = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '[' | ']' => alternative = false,
+            '…' => {}
+            '\\' if chars.peek() == Some(&'|') => {
+                chars.next();
+                alternative = true;
+            }
+            ' ' => {
+                alternative = false;
+                out.push(' ');
+            }
+            c if !alternative => out.push(c),
+            _ => {}
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The walk's own pieces: a drifted output, flag or quoting is caught, not waved through.
