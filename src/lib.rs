@@ -32,6 +32,8 @@ pub mod pkgfs;
 pub mod repo_url;
 pub mod report;
 pub mod resolve;
+#[cfg(feature = "manager")]
+pub mod sbom;
 pub mod source;
 pub mod state;
 pub mod store;

@@ -37,6 +37,7 @@ pub mod pack;
 pub mod printer;
 pub mod remove;
 pub mod resolve;
+pub mod sbom;
 pub mod select;
 pub mod sync;
 pub mod terminal;
@@ -103,6 +104,8 @@ pub enum Command {
     Generations(generations::GenerationsArgs),
     /// Check the current generation against its recorded hashes
     Verify,
+    /// A CycloneDX 1.6 bill of materials of a generation: plugins, Python packages, who needs what
+    Sbom(sbom::SbomArgs),
     /// Print what the agent needs to load the current generation
     Env,
     /// Run an agent (an unmodified Hermes) on the current generation, leased for its whole life
@@ -364,6 +367,7 @@ pub fn main() -> ExitCode {
         Command::Show(args) => inspect::show(args, &cli.global),
         Command::Generations(args) => generations::run(args, &cli.global),
         Command::Verify => inspect::verify(&cli.global),
+        Command::Sbom(args) => sbom::run(args, &cli.global),
         Command::Env => inspect::env(&cli.global),
         Command::Exec(_) if cli.global.printer.json() => Err(CliError::usage(
             "`exec` runs a program, whose output is its own; drop --json (`env --json` describes what it runs with)",

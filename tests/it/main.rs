@@ -24,6 +24,7 @@ mod pypi;
 mod python_checks;
 mod resolve;
 mod resolve_engine;
+mod sbom;
 mod schemas;
 mod snapshots;
 mod uv_parity;

@@ -41,6 +41,7 @@ fn filters(w: &World) -> Vec<(String, &'static str)> {
             "\"version\": \"[TOOL-VERSION]\"",
         ),
         (r"sha256-[A-Za-z0-9+/]{43}=".to_string(), "[SRI]"),
+        (r"urn:uuid:[0-9a-f-]{36}".to_string(), "urn:uuid:[UUID]"),
         (r"\b[0-9a-f]{64}\b".to_string(), "[SHA256]"),
         (r"\b[0-9a-f]{40}\b".to_string(), "[COMMIT]"),
         // Abbreviated commits (12 digits), as the human outputs show them.
@@ -121,6 +122,7 @@ fn every_command_human_and_json() {
     snap!(&w, "env-json", &["--json", "env"]);
     snap!(&w, "verify", &["verify"]);
     snap!(&w, "verify-json", &["--json", "verify"]);
+    snap!(&w, "sbom", &["sbom"]);
     snap!(&w, "capabilities", &["capabilities", "weather"]);
     snap!(
         &w,
