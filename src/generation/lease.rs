@@ -25,18 +25,12 @@ pub struct Lease {
     file: File,
 }
 
-fn flock(file: &File, kind: libc::c_int) -> std::io::Result<bool> {
+/// Waits for a shared lock on `file` (a signal does not end the wait).
+fn lock_shared(file: &File) -> std::io::Result<()> {
     loop {
-        // SAFETY: flock on a descriptor we own; no memory is passed.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), kind) };
-        if rc == 0 {
-            return Ok(true);
-        }
-        let err = std::io::Error::last_os_error();
-        match err.kind() {
-            std::io::ErrorKind::Interrupted => continue,
-            std::io::ErrorKind::WouldBlock => return Ok(false),
-            _ => return Err(err),
+        match file.lock_shared() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            done => return done,
         }
     }
 }
@@ -63,7 +57,7 @@ impl Lease {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e),
             };
-            flock(&file, libc::LOCK_SH)?;
+            lock_shared(&file)?;
             if still_named(&file, &path) {
                 let dir = std::fs::canonicalize(&dir)?;
                 return Ok(Some(Lease { number, dir, file }));
@@ -106,9 +100,8 @@ impl Lease {
 /// a reader holds a lease (or the file cannot be opened).
 pub fn claim_unleased(dir: &Path) -> Option<File> {
     let file = crate::files::open_regular(&dir.join("generation.json")).ok()?;
-    flock(&file, libc::LOCK_EX | libc::LOCK_NB)
-        .ok()?
-        .then_some(file)
+    file.try_lock().ok()?;
+    Some(file)
 }
 
 #[cfg(test)]

@@ -1,11 +1,10 @@
 //! Scratch directories under `pm/tmp/` for work done *before* the writer lock is taken
 //! (fetching and validating a plugin can take as long as the network needs, and must not
-//! hold up other writers). Each scratch directory is held with an exclusive `flock` on the
+//! hold up other writers). Each scratch directory is held with an exclusive file lock (`flock`) on the
 //! directory itself for as long as its owner lives; the next writer's recovery removes only
 //! scratch directories nobody holds.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -29,10 +28,8 @@ impl Scratch {
         std::fs::create_dir_all(&tmp)?;
         let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(&tmp)?;
         let lock = File::open(dir.path())?;
-        // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        // Nobody else can know the new name yet, so a lock that would wait is an error.
+        lock.try_lock().map_err(std::io::Error::from)?;
         Ok(Scratch {
             dir: Some(dir),
             lock,
@@ -51,8 +48,8 @@ impl Drop for Scratch {
             make_writable(dir.path());
             let _ = dir.close();
         }
-        // SAFETY: unlocking our own descriptor (closing it would too).
-        unsafe { libc::flock(self.lock.as_raw_fd(), libc::LOCK_UN) };
+        // Closing the descriptor would release it too.
+        let _ = self.lock.unlock();
     }
 }
 
@@ -76,8 +73,8 @@ fn held(dir: &Path) -> bool {
     let Ok(file) = File::open(dir) else {
         return false;
     };
-    // SAFETY: flock on a descriptor we own; released when `file` closes.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }
+    // Released when `file` closes.
+    file.try_lock().is_err()
 }
 
 /// Removes what is left in `pm/tmp/` by processes that are gone: every entry not held by a

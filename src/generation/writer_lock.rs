@@ -1,11 +1,10 @@
-//! One writer at a time (GEN-7): an exclusive `flock` on `pm/lock`, whose contents say who
+//! One writer at a time (GEN-7): an exclusive file lock (`flock` on Unix) on `pm/lock`, whose contents say who
 //! holds it. A second writer waits, saying "waiting for pid N (command)…" after one second,
 //! for at most the limit it is given (the CLI: 30 s when nobody can answer a prompt), then
 //! gives up with [`LockError::Busy`]. Readers never take this lock.
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -36,17 +35,12 @@ pub enum LockError {
     },
 }
 
-fn try_lock(file: &File, kind: libc::c_int) -> std::io::Result<bool> {
-    // SAFETY: flock on a file descriptor we own; no memory is passed.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), kind | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(true);
-    }
-    let err = std::io::Error::last_os_error();
-    if err.kind() == std::io::ErrorKind::WouldBlock {
-        Ok(false)
-    } else {
-        Err(err)
+/// Takes the exclusive lock without waiting: `false` when another process holds it.
+fn try_lock(file: &File) -> std::io::Result<bool> {
+    match file.try_lock() {
+        Ok(()) => Ok(true),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
 }
 
@@ -71,7 +65,7 @@ impl WriterLock {
         let mut file = crate::files::open_or_create_regular(path).map_err(io)?;
         let start = Instant::now();
         let mut announced = false;
-        while !try_lock(&file, libc::LOCK_EX).map_err(io)? {
+        while !try_lock(&file).map_err(io)? {
             let waited = start.elapsed();
             let holder = holder(&mut file);
             if let Some(limit) = limit
@@ -116,7 +110,6 @@ fn holder(file: &mut File) -> String {
 impl Drop for WriterLock {
     fn drop(&mut self) {
         let _ = self.file.set_len(0);
-        // SAFETY: unlocking our own descriptor.
-        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+        let _ = self.file.unlock();
     }
 }
