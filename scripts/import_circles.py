@@ -143,6 +143,7 @@ def circles(nodes: list, edges: set) -> list[list]:
                     break
             if len(component) > 1:
                 result.append(sorted(component))
+
     for v in nodes:
         if v not in index:
             visit(v)
@@ -166,7 +167,9 @@ def main() -> int:
     file_circles = circles(sorted(modules), sideways)
     top_circles = circles(tops, top_arrows)
     upward = sorted(
-        (a, b) for a, b in top_arrows if b in TOP_LAYERS and a not in TOP_LAYERS and a != "(crate root)"
+        (a, b)
+        for a, b in top_arrows
+        if b in TOP_LAYERS and a not in TOP_LAYERS and a != "(crate root)"
     )
     print(f"{len(tops)} top-level modules, {len(top_arrows)} arrows between them")
     print(
