@@ -1,8 +1,8 @@
 //! Scratch directories under `pm/tmp/` for work done *before* the writer lock is taken
 //! (fetching and validating a plugin can take as long as the network needs, and must not
-//! hold up other writers). Each scratch directory is held with an exclusive file lock (`flock`) on the
-//! directory itself for as long as its owner lives; the next writer's recovery removes only
-//! scratch directories nobody holds.
+//! hold up other writers). Each scratch directory is held with an exclusive file lock
+//! (`flock`) on the directory itself for as long as its owner lives; the next writer's
+//! recovery removes only scratch directories nobody holds.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

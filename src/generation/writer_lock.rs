@@ -1,7 +1,7 @@
-//! One writer at a time (GEN-7): an exclusive file lock (`flock` on Unix) on `pm/lock`, whose contents say who
-//! holds it. A second writer waits, saying "waiting for pid N (command)…" after one second,
-//! for at most the limit it is given (the CLI: 30 s when nobody can answer a prompt), then
-//! gives up with [`LockError::Busy`]. Readers never take this lock.
+//! One writer at a time (GEN-7): an exclusive file lock (`flock` on Unix) on `pm/lock`,
+//! whose contents say who holds it. A second writer waits, saying "waiting for pid N
+//! (command)…" after one second, for at most the limit it is given (the CLI: 30 s when nobody
+//! can answer a prompt), then gives up with [`LockError::Busy`]. Readers never take this lock.
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
