@@ -11,7 +11,9 @@
 //! 5. `install` of a plugin of 99 000 files.
 //! 6. `install pypi:NAME --enable` of a plugin distribution with 10 dependencies (resolve,
 //!    fetch and validate the wheel, venv, install, publish) against `uv venv` + `uv pip install
-//!    NAME` (resolving too) from the same index. Target ≤ 1.1×.
+//!    NAME` (resolving too) from the same index. Target ≤ 1.1×. Each timed run starts after a
+//!    `sync`; the ratio is given of the medians and as the median of each run against the uv
+//!    run right after it (this machine's speed drifts from minute to minute).
 //!
 //! `cargo bench --bench generations -- [ITERATIONS]` (default 11; `BENCH_ONLY=pypi` runs 6
 //! alone). Every run is a process, as Hermes runs them.
@@ -121,6 +123,7 @@ fn enable_against_uv(b: &Bench<'_>) {
     let venv = b.scratch.join("uv-venv");
     let uv_run = || {
         let _ = std::fs::remove_dir_all(&venv);
+        settle();
         let start = Instant::now();
         uv_venv(b.uv, &uv_cache, &venv);
         let mut c = Command::new(b.uv);
@@ -155,9 +158,14 @@ fn enable_against_uv(b: &Bench<'_>) {
         let start = Instant::now();
         let out = must(cmd);
         enable.push(start.elapsed());
+        let log = String::from_utf8_lossy(&out.stderr);
         assert!(
-            !String::from_utf8_lossy(&out.stderr).contains("carried over"),
+            !log.contains("carried over"),
             "a fresh publication was asked for"
+        );
+        assert!(
+            log.contains("built ahead is this generation's"),
+            "the environment was not built ahead: {log}"
         );
         theirs.push(uv_run());
         must(hp(home, url, &["disable", plugin]));
@@ -469,12 +477,18 @@ fn pypi_install_against_uv(home: &Path, url: &str, uv: &Path, scratch: &Path, it
             "HERMES_PLUGINS_LOG",
             "hermes_plugins::generation::build=debug",
         );
+        settle();
         let start = Instant::now();
         let out = must(cmd);
         let t = start.elapsed();
+        let log = String::from_utf8_lossy(&out.stderr);
         assert!(
-            !String::from_utf8_lossy(&out.stderr).contains("carried over"),
+            !log.contains("carried over"),
             "a fresh publication was asked for"
+        );
+        assert!(
+            log.contains("built ahead is this generation's"),
+            "the environment was not built ahead: {log}"
         );
         collect();
         t
@@ -485,6 +499,7 @@ fn pypi_install_against_uv(home: &Path, url: &str, uv: &Path, scratch: &Path, it
     let venv = scratch.join("uv-venv-pypi");
     let uv_run = || {
         let _ = std::fs::remove_dir_all(&venv);
+        settle();
         let start = Instant::now();
         uv_venv(uv, &uv_cache, &venv);
         let mut c = Command::new(uv);
@@ -508,13 +523,16 @@ fn pypi_install_against_uv(home: &Path, url: &str, uv: &Path, scratch: &Path, it
         collect();
         println!("trace written to /tmp/pypi-install-trace.log");
     }
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut ours, mut theirs, mut pairs) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..iterations {
-        ours.push(install());
-        theirs.push(uv_run());
+        let (a, b) = (install(), uv_run());
+        ours.push(a);
+        theirs.push(b);
+        pairs.push(ms(a) / ms(b));
     }
     ours.sort();
     theirs.sort();
+    pairs.sort_by(f64::total_cmp);
     println!("install of a plugin distribution with 10 dependencies from the index:");
     line("hermes-plugins install pypi:NAME --enable", &ours);
     line("uv venv + uv pip install NAME", &theirs);
@@ -522,6 +540,21 @@ fn pypi_install_against_uv(home: &Path, url: &str, uv: &Path, scratch: &Path, it
         "  ratio (median, ours / uv): {:.2}",
         ms(ours[ours.len() / 2]) / ms(theirs[theirs.len() / 2])
     );
+    // Each of our runs against the uv run right after it: on a machine whose speed drifts
+    // (other tenants, the disk), neighbours in time compare like with like.
+    println!(
+        "  ratio (median of each run against the uv run after it): {:.2} (quartiles {:.2} – {:.2})",
+        pairs[pairs.len() / 2],
+        pairs[pairs.len() / 4],
+        pairs[pairs.len() * 3 / 4]
+    );
+}
+
+/// Writes out what the previous run (and its clean-up) left dirty, so that each timed run
+/// starts on a quiet disk: on a file system mounted with `discard`, removing a venv queues
+/// work that the next run's first fsync would otherwise wait for — whichever tool that is.
+fn settle() {
+    let _ = Command::new("sync").status();
 }
 
 fn current(home: &Path) -> u64 {

@@ -163,6 +163,7 @@ pub fn context(env: &EnvArgs, global: &GlobalArgs, record: bool) -> Result<Conte
         lock_wait: lock_wait(global),
         ignore_requires_hermes: env.ignore_requires_hermes,
         resolutions: Default::default(),
+        ahead: Default::default(),
         lock_mode: match (env.locked, env.frozen) {
             (_, true) => LockMode::Frozen,
             (true, false) => LockMode::Locked,
@@ -494,6 +495,7 @@ pub fn read_context(global: &GlobalArgs) -> Result<Context, CliError> {
         ignore_requires_hermes: false,
         lock_mode: LockMode::Resolve,
         resolutions: Default::default(),
+        ahead: Default::default(),
         source_date_epoch: super::env_vars::source_date_epoch().map_err(CliError::usage)?,
         env_names: super::env_vars::set_names(),
     })

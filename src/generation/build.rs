@@ -31,6 +31,9 @@ pub struct BuildInputs {
     /// The current generation, when its venv serves this one as it is (same lock): linked,
     /// not installed (see [`super::reuse`]).
     pub reuse: Option<super::reuse::ReusableVenv>,
+    /// The environment the run installed ahead, taken (moved in) when it has the lock's
+    /// packages for this interpreter ([`super::ahead`]).
+    pub ahead: super::ahead::Ahead,
 }
 
 /// Why a build failed.
@@ -100,6 +103,22 @@ pub fn build(
 ) -> Result<GenerationDoc, BuildError> {
     std::fs::create_dir_all(staging).map_err(|e| io(&staging.display().to_string(), e))?;
     let venv = staging.join("venv");
+    let pins = pins(&doc.lock)?;
+    if let Some(built) = inputs.ahead.take(&pins, &inputs.python) {
+        // The paths are read where the venv was built; moved, it keeps them relative to its
+        // new directory (a relocatable venv names no directory it sits in).
+        let paths = python_env(&built.installed, built.root(), &doc.lock)?;
+        std::fs::rename(built.venv(), &venv)
+            .map_err(|e| io(&format!("cannot move {} in", built.venv().display()), e))?;
+        tracing::debug!(
+            "the environment built ahead is this generation's: {} packages moved in",
+            built.installed.packages.len()
+        );
+        faults::point("after-venv");
+        faults::point("after-install");
+        doc.python = paths;
+        return finish(staging, doc);
+    }
     if let Some(previous) = &inputs.reuse {
         let from = previous.generation.join(&previous.doc.python.venv);
         let carried = super::reuse::link_tree(&from, &venv)
@@ -125,7 +144,7 @@ pub fn build(
         python: inputs.python.clone(),
         cache: inputs.cache.clone(),
         index: inputs.index.clone(),
-        pins: pins(&doc.lock)?,
+        pins,
         venv: venv.clone(),
         wheel_cache: inputs.wheel_cache.clone(),
         wheel_limits: inputs.wheel_limits,
@@ -133,39 +152,47 @@ pub fn build(
     tracing::debug!("venv and {} packages installed", installed.packages.len());
     faults::point("after-venv");
     faults::point("after-install");
-    // Paths inside the generation are recorded relative to it, whatever form (relative,
-    // absolute, through symlinks) the staging path and uv's answers take.
-    let staging_abs =
-        std::fs::canonicalize(staging).map_err(|e| io(&staging.display().to_string(), e))?;
+    doc.python = python_env(&installed, staging, &doc.lock)?;
+    finish(staging, doc)
+}
+
+/// `doc.python` for the venv `installed` made under `root` (the staging directory, or the
+/// directory it was built ahead in): paths recorded relative to `root`, whatever form
+/// (relative, absolute, through symlinks) `root` and uv's answers take.
+fn python_env(
+    installed: &venv::Installed,
+    root: &Path,
+    lock: &Lock,
+) -> Result<PythonEnv, BuildError> {
+    let root_abs = std::fs::canonicalize(root).map_err(|e| io(&root.display().to_string(), e))?;
     let rel = |p: &Path, fallback: PathBuf| -> Result<String, BuildError> {
         let parent = p.parent().and_then(|d| std::fs::canonicalize(d).ok());
         let resolved = match (parent, p.file_name()) {
             (Some(d), Some(name)) => d.join(name),
             _ => fallback.clone(),
         };
-        match resolved.strip_prefix(&staging_abs) {
+        match resolved.strip_prefix(&root_abs) {
             Ok(r) => Ok(r.to_string_lossy().to_string()),
-            Err(_) if staging_abs.join(&fallback).exists() => {
+            Err(_) if root_abs.join(&fallback).exists() => {
                 Ok(fallback.to_string_lossy().to_string())
             }
             Err(_) => Err(BuildError::Io(format!(
                 "uv placed {} outside the generation {}",
                 p.display(),
-                staging_abs.display()
+                root_abs.display()
             ))),
         }
     };
-    doc.python = PythonEnv {
+    Ok(PythonEnv {
         base: installed.base_python.display().to_string(),
-        version: doc.lock.python.version.clone(),
+        version: lock.python.version.clone(),
         venv: "venv".to_string(),
         executable: rel(&installed.python, PathBuf::from("venv/bin/python"))?,
         site_packages: rel(
             &installed.site_packages,
             Path::new("venv").join(venv::site_packages_relative(&installed.python_version)),
         )?,
-    };
-    finish(staging, doc)
+    })
 }
 
 /// The plugin links and `generation.json`, once the venv is in place.

@@ -6,12 +6,14 @@
 //! - [`doc`]: `generation.json` (where things live is [`crate::home::Layout`]);
 //! - [`build`]: venv + lock install ([`venv`], the uv-facing half) + plugin links, or the
 //!   current generation's venv carried over by hard links when the lock is the same
-//!   ([`reuse`]);
+//!   ([`reuse`]), or the one installed while the plugin was still being checked ([`ahead`]);
 //! - [`current`]: which generations exist and which one is current;
 //! - [`transaction`]: the journaled transaction and the `current` switch; [`journal`]: recovery;
 //! - [`gc`], [`verify`]; [`writer_lock`]; [`lease`]: readers' leases; [`faults`]: named crash
 //!   points for tests.
 
+#[cfg(feature = "manager")]
+pub mod ahead;
 #[cfg(feature = "manager")]
 pub mod build;
 pub mod current;

@@ -139,14 +139,18 @@ async fn sources(
     }
 }
 
-/// The relocatable virtualenv, created for the session's interpreter.
-fn create_venv(
-    request: &InstallRequest,
-    session: &Session,
+/// The first half of [`install`]: the relocatable virtualenv `venv` (which must not exist) for
+/// `python`, empty. It needs only the interpreter, so it can be made before anything is
+/// resolved ([`super::ahead`]).
+pub async fn create(
+    python: &Path,
+    cache: &crate::resolve::engine::UvCache,
+    venv: &Path,
 ) -> Result<uv_python::PythonEnvironment, EngineError> {
+    let (_, interpreter) = engine::open_interpreter(python, cache).await?;
     uv_virtualenv::create_venv(
-        &request.venv,
-        session.interpreter.clone(),
+        venv,
+        interpreter,
         Prompt::Static("hermes-plugins".to_string()),
         false,
         OnExisting::Fail,
@@ -158,7 +162,7 @@ fn create_venv(
         let (message, mut causes) = engine::explain(&e);
         causes.insert(0, message);
         EngineError::Failed {
-            message: format!("cannot create the virtualenv {}", request.venv.display()),
+            message: format!("cannot create the virtualenv {}", venv.display()),
             causes,
         }
     })
@@ -185,10 +189,19 @@ fn locked_requirements(pins: &[Pin]) -> Vec<uv_distribution_types::Requirement> 
 }
 
 async fn install_async(request: InstallRequest) -> Result<Installed, EngineError> {
+    let venv = create(&request.python, &request.cache, &request.venv).await?;
+    fill(request, venv).await
+}
+
+/// The second half of [`install`]: the pins installed into `venv`, made by [`create`] for
+/// `request.python` at `request.venv`.
+pub async fn fill(
+    request: InstallRequest,
+    venv: uv_python::PythonEnvironment,
+) -> Result<Installed, EngineError> {
     let hasher = hash_strategy(&request.pins);
     let index = sources(&request, &hasher).await?;
     let session = Session::open(&request.python, &request.cache, &index, &hasher).await?;
-    let venv = create_venv(&request, &session)?;
     let site_packages_dir = venv
         .site_packages()
         .next()

@@ -68,8 +68,20 @@ pub fn install(
     prompter: &mut dyn Prompter,
     feedback: &mut dyn Feedback,
 ) -> Result<InstallOutcome, ManagerError> {
+    // The wheel of a distribution is read several times below; unpacked once.
+    let _unpacked = crate::package::pip::unpacked::Operation::begin();
     // The kill list first: a removed entry is never fetched.
     super::check_removed_source(cx, &request.spec, request.allow_removed, feedback)?;
+    // A distribution from the index, told to go ahead with the dependencies and to publish:
+    // its environment is made while its release is chosen and checked (installing wheels runs
+    // nothing; see `generation::ahead`).
+    if matches!(request.spec, SourceSpec::Pypi { .. })
+        && request.enable
+        && request.deps == DepsConsent::Yes
+        && request.plan == PlanMode::Off
+    {
+        cx.ahead.open(&cx.layout, &cx.python, cx.uv_cache());
+    }
     let prepared = prepare(
         cx,
         &request.spec,

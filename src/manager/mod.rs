@@ -146,6 +146,9 @@ pub struct Context {
     /// The resolutions this run has made (the release of a `pypi:` plugin chosen is the
     /// generation's answer when the generation asks the same).
     pub resolutions: crate::resolve::memo::Memo,
+    /// The environment this run may install while a plugin is still being checked
+    /// (`install pypi:… --enable --yes-deps`), taken by the build when it is the generation's.
+    pub ahead: crate::generation::ahead::Ahead,
 }
 
 /// How an operation may treat the current generation's lock (uv's and cargo's flags).

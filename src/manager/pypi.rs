@@ -25,6 +25,15 @@ pub fn release(
     spec: &SourceSpec,
     requirement: &str,
 ) -> Result<crate::resolve::lock::LockPackage, ManagerError> {
+    choose(cx, spec, requirement).map(|(package, _)| package)
+}
+
+/// [`release`], and the whole lock it was chosen with.
+fn choose(
+    cx: &Context,
+    spec: &SourceSpec,
+    requirement: &str,
+) -> Result<(crate::resolve::lock::LockPackage, Lock), ManagerError> {
     let parsed = crate::source::spec::pypi_requirement(requirement)
         .map_err(|e| ManagerError::Usage(e.to_string()))?;
     let name = parsed.name.to_string();
@@ -47,8 +56,9 @@ pub fn release(
     let lock = crate::resolve::run_remembered(&asked, &cx.resolutions)?.lock;
     let package = lock
         .packages
-        .into_iter()
+        .iter()
         .find(|p| p.name == name)
+        .cloned()
         .ok_or_else(|| {
             ManagerError::coded(
                 Code::NotFound,
@@ -68,7 +78,7 @@ pub fn release(
         };
         crate::resolve::remember_narrowed(&cx.resolutions, &asked, &narrowed);
     }
-    Ok(package)
+    Ok((package, lock))
 }
 
 /// Resolves `requirement` ([`release`]), downloads and admits that release's wheel, and puts
@@ -81,9 +91,9 @@ pub fn fetch(
     feedback: &mut dyn Feedback,
 ) -> Result<Fetched, ManagerError> {
     feedback.phase(&format!("resolving {}", spec.display()));
-    let package = release(cx, spec, requirement);
+    let chosen = choose(cx, spec, requirement);
     feedback.done();
-    let package = package?;
+    let (package, lock) = chosen?;
     let label = format!("{}=={}", package.name, package.version);
     let (Some(filename), Some(url)) = (&package.file, &package.url) else {
         return Err(not_a_wheel(spec, &label));
@@ -113,6 +123,7 @@ pub fn fetch(
         .into_iter()
         .next()
         .ok_or_else(|| ManagerError::coded(Code::Io, format!("{label}: nothing was admitted")))?;
+    start_ahead(cx, &lock);
     let file = dir.join(filename);
     let sha256 = crate::hash::sha256_file_bounded(&file, cx.wheel_limits.max_unpacked)
         .map(|d| crate::hash::hex(&d))
@@ -135,6 +146,24 @@ pub fn fetch(
             pin,
         ),
     })
+}
+
+/// Installs `lock`'s environment ahead, while the admitted wheel is validated and stored
+/// ([`crate::generation::ahead`]): with no other plugin's requirements, the generation asks
+/// for exactly this lock.
+fn start_ahead(cx: &Context, lock: &Lock) {
+    let Ok(pins) = crate::generation::build::pins(lock) else {
+        return;
+    };
+    cx.ahead.start(crate::generation::venv::InstallRequest {
+        python: cx.python.clone(),
+        cache: cx.uv_cache(),
+        index: cx.index.clone(),
+        pins,
+        venv: std::path::PathBuf::new(),
+        wheel_cache: cx.layout.wheel_cache(),
+        wheel_limits: cx.wheel_limits,
+    });
 }
 
 fn not_a_wheel(spec: &SourceSpec, label: &str) -> ManagerError {

@@ -651,6 +651,16 @@ fn disk_error<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e st
 /// share the answer; wrapper scripts such as pyenv shims cost ~100 ms per query, and uv
 /// caches no answer for them). uv's answer is kept in the shared interpreter cache when one
 /// is given and can be opened, else in `home` (the home's cache).
+/// The home's uv cache, opened, and what uv knows of `python` (see [`query_interpreter`]).
+pub async fn open_interpreter(
+    python: &std::path::Path,
+    caches: &UvCache,
+) -> Result<(Cache, Interpreter), EngineError> {
+    let cache = Cache::from_path(&caches.home).init().await.map_err(other)?;
+    let interpreter = query_interpreter(python, &cache, caches.interpreters.as_deref()).await?;
+    Ok((cache, interpreter))
+}
+
 async fn query_interpreter(
     python: &std::path::Path,
     home: &Cache,
@@ -767,8 +777,7 @@ impl Session {
         index: &IndexConfig,
         hasher: &HashStrategy,
     ) -> Result<Session, EngineError> {
-        let cache = Cache::from_path(&caches.home).init().await.map_err(other)?;
-        let interpreter = query_interpreter(python, &cache, caches.interpreters.as_deref()).await?;
+        let (cache, interpreter) = open_interpreter(python, caches).await?;
         let info = python_info(python.to_path_buf(), &interpreter);
         let tags = interpreter.tags().map_err(other)?.clone();
 

@@ -213,6 +213,65 @@ fn installing_from_the_index_resolves_once() {
     );
 }
 
+/// With the dependencies agreed to up front, the environment is installed while the wheel is
+/// still being validated and stored, and the generation moves it in when its packages are the
+/// ones the release was chosen with. Asked first (no `--yes-deps`) or dry, nothing is built
+/// ahead; with another plugin's requirements the generation's lock is another one, and the
+/// build installs its own.
+#[test]
+fn the_environment_is_built_ahead_when_the_dependencies_are_agreed_to() {
+    let logged = |w: &World, args: &[&str]| {
+        let (code, out, err) = outcome(
+            w.cmd(args)
+                .env("HERMES_PLUGINS_LOG", "hermes_plugins::generation=debug"),
+        );
+        assert_eq!(code, Some(0), "{args:?}\n{out}{err}");
+        err
+    };
+    let w = pypi_world();
+    let err = logged(&w, &["install", "pypi:hermes-sky", "--enable", "--dry-run"]);
+    assert!(!err.contains("ahead"), "{err}");
+    let err = logged(
+        &w,
+        &["install", "pypi:hermes-sky", "--enable", "--yes-deps"],
+    );
+    assert!(
+        err.contains("building the environment of 2 packages ahead")
+            && err
+                .contains("the environment built ahead is this generation's: 2 packages moved in"),
+        "{err}"
+    );
+    assert_eq!(
+        w.venv_python("import hermes_sky.plugin, skylib; print(skylib.__name__)"),
+        "skylib"
+    );
+    // Moved, not copied: nothing is left where it was built, and the generation verifies.
+    assert!(w.leftovers().is_empty(), "{:?}", w.leftovers());
+    w.ok(&["verify"]);
+
+    let w = pypi_world();
+    let weather = repo_with(
+        &w,
+        "weather",
+        &plugin_files("weather", "1.0.0", &["weatherlib>=1"]),
+    );
+    let path = weather.to_str().unwrap();
+    w.ok(&["install", path, "--enable", "--yes-deps"]);
+    let err = logged(
+        &w,
+        &["install", "pypi:hermes-sky", "--enable", "--yes-deps"],
+    );
+    assert!(
+        err.contains("the environment built ahead is not this generation's; stopped"),
+        "{err}"
+    );
+    assert_eq!(
+        w.venv_python("import hermes_sky.plugin, skylib, weatherlib; print('ok')"),
+        "ok"
+    );
+    assert!(w.leftovers().is_empty(), "{:?}", w.leftovers());
+}
+
 #[test]
 fn a_memory_provider_alone_is_a_plugin_keyed_by_its_entry_point() {
     let w = pypi_world();

@@ -172,6 +172,7 @@ pub(super) fn publish(
             store: cx.layout.store(),
             wheel_cache: cx.layout.wheel_cache(),
             wheel_limits: cx.wheel_limits,
+            ahead: cx.ahead.clone(),
             reuse: reuse_from.and_then(|c| {
                 let python = crate::generation::reuse::Python {
                     asked: &cx.python,

@@ -6,6 +6,8 @@
 //! anything; a wheel is unpacked into a temporary directory (entry names checked, size bounded)
 //! so its modules can be analysed.
 
+pub mod unpacked;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -333,9 +335,28 @@ fn unpack_error(name: &str, e: &std::io::Error) -> String {
 }
 
 /// Reads a wheel: its metadata and entry points, unpacked into a temporary directory (entry
-/// names checked, at most [`WHEEL_UNPACK_LIMIT`] bytes) so its modules can be analysed.
+/// names checked, at most [`WHEEL_UNPACK_LIMIT`] bytes) so its modules can be analysed — once
+/// per file in an operation ([`unpacked`]).
 pub fn read_wheel(path: &Path, out: &mut Vec<Diagnostic>) -> Result<(PipPackage, PathBuf), String> {
     let file = crate::files::open_regular(path).map_err(|e| format!("cannot open it: {e}"))?;
+    let id = unpacked::FileId::of(&file);
+    if let Some(read) = id.as_ref().and_then(|id| unpacked::recall(id, path, out)) {
+        return Ok(read);
+    }
+    let first = out.len();
+    let read = unpack_wheel(path, file, out)?;
+    if let Some(id) = id {
+        unpacked::remember(id, &read.0, &read.1, &out[first..]);
+    }
+    Ok(read)
+}
+
+/// [`read_wheel`] of the open `file`, unpacked anew.
+fn unpack_wheel(
+    path: &Path,
+    file: std::fs::File,
+    out: &mut Vec<Diagnostic>,
+) -> Result<(PipPackage, PathBuf), String> {
     let mut archive = zip::ZipArchive::new(file).map_err(|e| format!("not a wheel: {e}"))?;
     let tmp = tempfile::Builder::new()
         .prefix("hermes-plugins-wheel-")
