@@ -177,16 +177,12 @@ const FSYNC_EACH_UP_TO: usize = 64;
 /// first; on Linux, a tree of more than [`FSYNC_EACH_UP_TO`] entries with one `syncfs(2)` of
 /// its file system instead (a tree of 100 000 files costs one call, not 100 000 fsyncs).
 pub fn sync_tree(dir: &Path) -> io::Result<()> {
-    let limit = if cfg!(target_os = "linux") {
-        FSYNC_EACH_UP_TO
-    } else {
-        usize::MAX
-    };
     let mut entries = Vec::new();
     for entry in walkdir::WalkDir::new(dir).contents_first(true) {
         let entry = entry.map_err(io::Error::other)?;
         if entry.file_type().is_file() || entry.file_type().is_dir() {
-            if entries.len() == limit {
+            #[cfg(target_os = "linux")]
+            if entries.len() == FSYNC_EACH_UP_TO {
                 return sync_file_system(dir);
             }
             entries.push(entry.into_path());
@@ -210,11 +206,6 @@ fn sync_file_system(dir: &Path) -> io::Result<()> {
         return Ok(());
     }
     Err(at(dir, io::Error::last_os_error()))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn sync_file_system(_dir: &Path) -> io::Result<()> {
-    unreachable!("only Linux syncs a whole file system")
 }
 
 /// Puts the directory `fresh` in place of the directory `slot` (both in one parent
