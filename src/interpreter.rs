@@ -35,7 +35,7 @@ pub fn ask<T: serde::de::DeserializeOwned>(
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))] // a python3 on PATH
 mod tests {
     use super::ask;
     use std::path::Path;

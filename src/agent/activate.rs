@@ -186,7 +186,7 @@ pub fn activate(target: &Target, binary: &Path) -> Result<Vec<FileChange>, Activ
     let failed = |path: PathBuf| {
         move |source: std::io::Error| {
             if source.kind() == std::io::ErrorKind::PermissionDenied
-                || source.raw_os_error() == Some(libc::EROFS)
+                || crate::files::os::is_read_only_file_system(&source)
             {
                 ActivateError::ReadOnly(format!(
                     "{} cannot be written ({source}): activate as the user who installed Hermes, or use `hermes-plugins exec`",
@@ -315,6 +315,7 @@ mod tests {
     /// An upstream source install as Hermes's installer lays it out since September 2026: the
     /// checkout on `sys.path` through a `.pth` line (an editable install), its distribution
     /// saying `0.0.0`, the release in `install-stamp.json` beside the code.
+    #[cfg(unix)] // a python3 on PATH and the venv's bin/python
     #[test]
     fn a_source_install_s_release_is_read_as_hermes_reads_it() {
         let dir = tempfile::tempdir().unwrap();

@@ -112,14 +112,15 @@ pub const BIN_VAR: &str = "HERMES_PLUGINS_BIN";
 pub fn command_env(
     layout: &Layout,
     profile: &str,
-    lease: Option<(&Lease, i32)>,
+    lease: Option<(&Lease, Option<i32>)>,
     runtime: &Path,
     inherited: Option<OsString>,
 ) -> Vec<(&'static str, OsString)> {
     let agent_home = layout.profile_home(profile);
     let mut python_path = OsString::from(runtime);
     if let Some(old) = inherited.filter(|v| !v.is_empty()) {
-        python_path.push(":");
+        // The platform's separator (`;` on Windows, where `:` is part of a drive letter).
+        python_path.push(if cfg!(windows) { ";" } else { ":" });
         python_path.push(old);
     }
     let mut env = vec![
@@ -138,7 +139,9 @@ pub fn command_env(
                 "HERMES_PLUGINS_GENERATION",
                 lease.dir().as_os_str().to_owned(),
             ));
-            env.push(("HERMES_PLUGINS_LEASE_FD", OsString::from(fd.to_string())));
+            if let Some(fd) = fd {
+                env.push(("HERMES_PLUGINS_LEASE_FD", OsString::from(fd.to_string())));
+            }
         }
         None => env.push(("HERMES_PLUGINS_GENERATION", OsString::new())),
     }

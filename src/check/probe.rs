@@ -8,7 +8,6 @@
 //! the phase they happened in. This runs plugin code: it is opt-in and not a sandbox.
 
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -249,7 +248,8 @@ pub fn run(dir: &Path, options: &ProbeOptions) -> Result<ProbeResult, ProbeError
     let result_path = work.path().join("result.json");
     let plugin = dir.canonicalize()?;
     let started = Instant::now();
-    let mut child = Command::new(&options.python)
+    let mut command = Command::new(&options.python);
+    command
         .arg("-B")
         .arg(&script)
         .arg(&plugin)
@@ -262,13 +262,12 @@ pub fn run(dir: &Path, options: &ProbeOptions) -> Result<ProbeResult, ProbeError
         .env_remove("PYTHONPATH")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(|source| ProbeError::Interpreter {
-            python: options.python.clone(),
-            source,
-        })?;
+        .stderr(Stdio::piped());
+    own_group(&mut command);
+    let mut child = command.spawn().map_err(|source| ProbeError::Interpreter {
+        python: options.python.clone(),
+        source,
+    })?;
     let mut stderr = child.stderr.take();
     let reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
@@ -351,7 +350,21 @@ pub fn run(dir: &Path, options: &ProbeOptions) -> Result<ProbeResult, ProbeError
     })
 }
 
+/// Starts the child in a process group of its own, so [`kill_group`] reaches what it spawns.
+fn own_group(command: &mut Command) {
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(command, 0);
+    #[cfg(windows)]
+    let _ = command;
+}
+
+/// Kills a process group (the child and anything it spawned). On Windows only the child is
+/// killed (`Child::kill`, by the caller): a process it started itself outlives it.
+#[cfg(windows)]
+fn kill_group(_pid: u32) {}
+
 /// Kills a process group (the child and anything it spawned).
+#[cfg(unix)]
 fn kill_group(pid: u32) {
     if let Ok(pid) = i32::try_from(pid) {
         // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH, which is ignored.

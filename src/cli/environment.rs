@@ -446,7 +446,7 @@ pub fn find_python(given: Option<&PathBuf>) -> Result<PathBuf, CliError> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::interpreter_behind;
     use std::os::unix::fs::PermissionsExt;

@@ -1,7 +1,6 @@
 //! `exec -- COMMAND [ARGS…]`: runs an agent on the current generation (see [`crate::agent`]).
 
 use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
 
 use clap::Args;
 
@@ -60,17 +59,13 @@ pub fn run(args: &ExecArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         ))
     })?;
     let fd = match &lease {
-        Some(l) => Some((
-            l,
-            l.inheritable_fd()
-                .map_err(|e| CliError::environment(format!("cannot pass the lease on: {e}")))?,
-        )),
+        Some(l) => Some(lease_fd(l)?),
         None => None,
     };
     let mut env = agent::command_env(
         &layout,
         &global.profile,
-        fd,
+        lease.as_ref().map(|l| (l, fd.flatten())),
         &runtime,
         std::env::var_os(super::env_vars::EnvVars::PYTHONPATH),
     );
@@ -82,12 +77,53 @@ pub fn run(args: &ExecArgs, global: &GlobalArgs) -> Result<Status, CliError> {
         .command
         .split_first()
         .ok_or_else(|| CliError::usage("exec needs a command after `--`"))?;
-    let error = std::process::Command::new(program)
-        .args(rest)
-        .envs(env)
-        .exec();
-    Err(CliError::environment(format!(
-        "cannot run `{}`: {error}",
-        program.to_string_lossy()
-    )))
+    let mut command = std::process::Command::new(program);
+    command.args(rest).envs(env);
+    hand_over(command, lease).map_err(|error| {
+        CliError::environment(format!(
+            "cannot run `{}`: {error}",
+            program.to_string_lossy()
+        ))
+    })
+}
+
+/// The descriptor the command inherits the lease through (Unix), or none: on Windows this
+/// process keeps the lease while it waits ([`hand_over`]).
+fn lease_fd(lease: &Lease) -> Result<Option<i32>, CliError> {
+    #[cfg(unix)]
+    {
+        lease
+            .inheritable_fd()
+            .map(Some)
+            .map_err(|e| CliError::environment(format!("cannot pass the lease on: {e}")))
+    }
+    #[cfg(windows)]
+    {
+        let _ = lease;
+        Ok(None)
+    }
+}
+
+/// Becomes the command (`exec(2)`: the lease goes with the inherited descriptor); returns
+/// only the error of starting it.
+#[cfg(unix)]
+fn hand_over(mut command: std::process::Command, lease: Option<Lease>) -> std::io::Result<Status> {
+    use std::os::unix::process::CommandExt;
+    let error = command.exec();
+    drop(lease);
+    Err(error)
+}
+
+/// Windows has no `exec`: runs the command as a child, holding the lease until it exits, and
+/// exits with its code (as `uv run` does there). Ctrl+C reaches the child through the console;
+/// this process ignores it, so it outlives the child and the lease is not released early.
+#[cfg(windows)]
+fn hand_over(mut command: std::process::Command, lease: Option<Lease>) -> std::io::Result<Status> {
+    // SAFETY: a null handler with TRUE makes this process ignore Ctrl+C; nothing else changes.
+    unsafe {
+        windows_sys::Win32::System::Console::SetConsoleCtrlHandler(None, 1);
+    }
+    let status = command.status()?;
+    drop(lease);
+    std::process::exit(status.code().unwrap_or(1));
 }

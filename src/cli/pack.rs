@@ -46,9 +46,9 @@ pub enum PackAction {
         /// Install even what the catalog's kill list names
         #[arg(long)]
         allow_removed: bool,
-        /// Environment options.
+        /// Environment options (boxed: the variant would otherwise dwarf the others).
         #[command(flatten)]
-        env: EnvArgs,
+        env: Box<EnvArgs>,
     },
     /// Read a pack and show what it would install (nothing is fetched)
     Show {

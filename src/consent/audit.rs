@@ -50,8 +50,16 @@ impl AuditEntry {
     }
 }
 
+/// The account running this process: on Windows `USERNAME` (the account the session was
+/// started for; no password database to ask).
+#[cfg(windows)]
+pub fn user() -> Option<String> {
+    std::env::var("USERNAME").ok().filter(|n| !n.is_empty())
+}
+
 /// The account running this process, from the password database by effective uid (not
 /// `$USER`, which any caller can set); the uid itself when it has no entry.
+#[cfg(unix)]
 pub fn user() -> Option<String> {
     // SAFETY: geteuid cannot fail; getpwuid_r writes only into the buffers given, and the
     // name is read (bounded by the buffer) before they go out of scope.

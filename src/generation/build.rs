@@ -187,7 +187,14 @@ fn python_env(
         base: installed.base_python.display().to_string(),
         version: lock.python.version.clone(),
         venv: "venv".to_string(),
-        executable: rel(&installed.python, PathBuf::from("venv/bin/python"))?,
+        executable: rel(
+            &installed.python,
+            PathBuf::from(if cfg!(windows) {
+                "venv/Scripts/python.exe"
+            } else {
+                "venv/bin/python"
+            }),
+        )?,
         site_packages: rel(
             &installed.site_packages,
             Path::new("venv").join(venv::site_packages_relative(&installed.python_version)),
@@ -212,7 +219,7 @@ fn link_plugin(staging: &Path, plugin: &GenPlugin) -> Result<(), BuildError> {
     if let Some(parent) = link.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io(&parent.display().to_string(), e))?;
     }
-    std::os::unix::fs::symlink(link_target(&plugin.key, &plugin.store_key), &link)
+    crate::files::os::link_dir(&link_target(&plugin.key, &plugin.store_key), &link)
         .map_err(|e| io(&link.display().to_string(), e))
 }
 

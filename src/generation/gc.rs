@@ -66,6 +66,20 @@ pub fn kept_because(
     }
 }
 
+/// Removes `generations/.trash-*` left by a collection that was interrupted (or, on Windows,
+/// kept from deleting a file a reader had open). Nothing reads them; what cannot be removed
+/// now is tried again next time.
+fn remove_trash(layout: &Layout) {
+    let Ok(entries) = std::fs::read_dir(layout.generations()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(".trash-") {
+            let _ = crate::store::remove_tree(&entry.path());
+        }
+    }
+}
+
 /// The parent of the current generation, as its document records it.
 pub fn parent_of_current(layout: &Layout) -> Option<u64> {
     current_number(layout)
@@ -83,6 +97,7 @@ pub fn collect(
     installed_trees: &BTreeSet<String>,
 ) -> std::io::Result<GcReport> {
     let mut report = GcReport::default();
+    remove_trash(layout);
     let all = numbers(layout);
     let current = current_number(layout);
     let parent = parent_of_current(layout);
@@ -121,6 +136,12 @@ pub fn collect(
                 // Rename first so the generation disappears at once, then delete.
                 let trash = layout.generations().join(format!(".trash-{n}"));
                 std::fs::rename(&dir, &trash)?;
+                // Windows deletes a file only when its last handle closes, so the claim's
+                // `generation.json` would keep the directory from going: the claim is let go
+                // once the generation is out of sight (a reader waiting on it then finds it
+                // renamed and takes `current` again, as on Unix after the removal).
+                #[cfg(windows)]
+                drop(claim.take());
                 std::fs::remove_dir_all(&trash)?;
                 drop(claim);
                 report.removed_generations.push(*n);
@@ -136,4 +157,24 @@ pub fn collect(
         .gc(&reachable)
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_an_interrupted_collection_left_is_removed_by_the_next() {
+        let tmp = tempfile::tempdir().unwrap();
+        let layout = Layout::new(tmp.path());
+        let trash = layout.generations().join(".trash-3");
+        std::fs::create_dir_all(trash.join("venv")).unwrap();
+        std::fs::write(trash.join("generation.json"), "{}").unwrap();
+        std::fs::create_dir_all(layout.generations().join(".tmp-4")).unwrap();
+        let report = collect(&layout, 0, None, &BTreeSet::new()).unwrap();
+        assert!(report.removed_generations.is_empty());
+        assert!(!trash.exists());
+        // Only trash: a staging directory is the journal's to judge.
+        assert!(layout.generations().join(".tmp-4").exists());
+    }
 }

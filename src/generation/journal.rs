@@ -125,7 +125,7 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-        std::fs::File::open(&layout.pm)?.sync_all()
+        crate::files::sync_dir(&layout.pm)
     }
 }
 

@@ -5,8 +5,6 @@
 //! finds the generation gone and takes the new `current`.
 
 use std::fs::File;
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::current::current_number;
@@ -22,6 +20,8 @@ const ATTEMPTS: usize = 5;
 pub struct Lease {
     number: u64,
     dir: PathBuf,
+    /// Holds the lock for as long as it is open (on Windows nothing else reads it).
+    #[cfg_attr(windows, allow(dead_code))]
     file: File,
 }
 
@@ -37,10 +37,7 @@ fn lock_shared(file: &File) -> std::io::Result<()> {
 
 /// Whether `file` is still what `path` names (gc renames a generation away before deleting it).
 fn still_named(file: &File, path: &Path) -> bool {
-    match (file.metadata(), std::fs::symlink_metadata(path)) {
-        (Ok(open), Ok(named)) => open.ino() == named.ino() && open.dev() == named.dev(),
-        _ => false,
-    }
+    crate::files::os::same_file(file, path)
 }
 
 impl Lease {
@@ -80,8 +77,11 @@ impl Lease {
     }
 
     /// The lease's descriptor with close-on-exec cleared, so a program this process
-    /// `exec`s keeps the lease for its whole life.
-    pub fn inheritable_fd(&self) -> std::io::Result<RawFd> {
+    /// `exec`s keeps the lease for its whole life. (Windows has no `exec`: there the process
+    /// holding the lease waits for the program instead, see [`crate::cli::exec`].)
+    #[cfg(unix)]
+    pub fn inheritable_fd(&self) -> std::io::Result<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
         let fd = self.file.as_raw_fd();
         // SAFETY: F_GETFD/F_SETFD on a descriptor we own.
         let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
@@ -112,8 +112,7 @@ mod tests {
         let dir = layout.generation(number);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("generation.json"), "{}").unwrap();
-        let _ = std::fs::remove_file(layout.current());
-        std::os::unix::fs::symlink(format!("generations/{number}"), layout.current()).unwrap();
+        super::super::transaction::switch_current(layout, number).unwrap();
     }
 
     #[test]
@@ -125,7 +124,7 @@ mod tests {
         let lease = Lease::acquire(&layout).unwrap().unwrap();
         assert_eq!(lease.number(), 1);
         publish(&layout, 2);
-        assert!(lease.dir().ends_with("generations/1"));
+        assert!(lease.dir().ends_with(Path::new("generations").join("1")));
         assert!(claim_unleased(&layout.generation(1)).is_none());
         assert!(claim_unleased(&layout.generation(2)).is_some());
         drop(lease);
@@ -142,6 +141,7 @@ mod tests {
         assert!(Lease::acquire(&layout).is_err());
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_inheritable_descriptor_loses_close_on_exec() {
         let tmp = tempfile::tempdir().unwrap();

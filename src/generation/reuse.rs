@@ -105,7 +105,7 @@ fn same_interpreter(asked: &Path, base: &Path) -> bool {
 /// where a link cannot be made. Anything else (a socket, a device) is an error: a venv has
 /// none.
 pub fn link_tree(from: &Path, to: &Path) -> std::io::Result<Carried> {
-    use std::os::unix::fs::PermissionsExt;
+    use crate::files::os;
     let mut carried = Carried::default();
     let mut link_works = true;
     for entry in walkdir::WalkDir::new(from).follow_links(false) {
@@ -118,13 +118,10 @@ pub fn link_tree(from: &Path, to: &Path) -> std::io::Result<Carried> {
         let kind = entry.file_type();
         if kind.is_dir() {
             std::fs::create_dir(&target)?;
-            let mode = entry
-                .metadata()
-                .map_err(std::io::Error::other)?
-                .permissions();
-            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode.mode()))?;
+            let meta = entry.metadata().map_err(std::io::Error::other)?;
+            os::set_mode(&target, os::mode(&meta))?;
         } else if kind.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
+            os::symlink(&std::fs::read_link(entry.path())?, &target)?;
             carried.symlinks += 1;
         } else if kind.is_file() {
             if link_works {
@@ -133,7 +130,7 @@ pub fn link_tree(from: &Path, to: &Path) -> std::io::Result<Carried> {
                         carried.linked += 1;
                         continue;
                     }
-                    Err(e) if link_unsupported(&e) => link_works = false,
+                    Err(e) if os::cannot_hard_link(&e) => link_works = false,
                     Err(e) => return Err(e),
                 }
             }
@@ -149,15 +146,7 @@ pub fn link_tree(from: &Path, to: &Path) -> std::io::Result<Carried> {
     Ok(carried)
 }
 
-/// Errors that mean "this file system will not link these", as opposed to a real failure.
-fn link_unsupported(e: &std::io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EXDEV) | Some(libc::EPERM) | Some(libc::EMLINK) | Some(libc::ENOTSUP)
-    )
-}
-
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};

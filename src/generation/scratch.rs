@@ -2,7 +2,8 @@
 //! (fetching and validating a plugin can take as long as the network needs, and must not
 //! hold up other writers). Each scratch directory is held with an exclusive file lock
 //! (`flock`) on the directory itself for as long as its owner lives; the next writer's
-//! recovery removes only scratch directories nobody holds.
+//! recovery removes only scratch directories nobody holds. Windows locks no directory: there
+//! the lock is on `<dir>.lock` beside it, opened so that nobody can delete it while held.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use crate::home::Layout;
 #[derive(Debug)]
 pub struct Scratch {
     dir: Option<tempfile::TempDir>,
-    lock: File,
+    lock: Option<File>,
 }
 
 /// A scratch directory this young is left alone even when unlocked: its creator may not
@@ -27,12 +28,12 @@ impl Scratch {
         let tmp = layout.tmp();
         std::fs::create_dir_all(&tmp)?;
         let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(&tmp)?;
-        let lock = File::open(dir.path())?;
+        let lock = open_lock(dir.path(), true)?;
         // Nobody else can know the new name yet, so a lock that would wait is an error.
         lock.try_lock().map_err(std::io::Error::from)?;
         Ok(Scratch {
             dir: Some(dir),
-            lock,
+            lock: Some(lock),
         })
     }
 
@@ -44,33 +45,73 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        let path = self.dir.as_ref().map(|d| d.path().to_path_buf());
         if let Some(dir) = self.dir.take() {
             make_writable(dir.path());
             let _ = dir.close();
         }
         // Closing the descriptor would release it too.
-        let _ = self.lock.unlock();
+        if let Some(lock) = self.lock.take() {
+            let _ = lock.unlock();
+        }
+        // The Windows lock file can go once it is closed.
+        #[cfg(windows)]
+        if let Some(path) = path {
+            let _ = std::fs::remove_file(lock_beside(&path));
+        }
+        #[cfg(unix)]
+        let _ = path;
     }
 }
 
 /// Store trees are sealed read-only; a scratch copy may be too. Make everything writable so
 /// it can be removed.
 fn make_writable(root: &Path) {
-    use std::os::unix::fs::PermissionsExt;
     for entry in walkdir::WalkDir::new(root)
         .follow_links(false)
         .into_iter()
         .flatten()
     {
         if entry.file_type().is_dir() {
-            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o755));
+            let _ = crate::files::os::set_mode(entry.path(), 0o755);
         }
     }
 }
 
+/// What holds scratch directory `dir`: the directory itself on Unix; on Windows, where a
+/// directory cannot be locked, `<dir>.lock` beside it (`create` makes it), shared for reading
+/// and writing but not deletion, so recovery cannot remove it from under its holder.
+fn open_lock(dir: &Path, create: bool) -> std::io::Result<File> {
+    #[cfg(unix)]
+    {
+        let _ = create;
+        File::open(dir)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        use windows_sys::Win32::Storage::FileSystem::{FILE_SHARE_READ, FILE_SHARE_WRITE};
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .truncate(false)
+            .share_mode(FILE_SHARE_READ | FILE_SHARE_WRITE)
+            .open(lock_beside(dir))
+    }
+}
+
+/// `<dir>.lock`, the Windows lock file of scratch directory `dir`.
+#[cfg(windows)]
+fn lock_beside(dir: &Path) -> PathBuf {
+    let mut name = dir.as_os_str().to_os_string();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
 /// Whether someone holds `dir` (an exclusive lock cannot be taken without waiting).
 fn held(dir: &Path) -> bool {
-    let Ok(file) = File::open(dir) else {
+    let Ok(file) = open_lock(dir, false) else {
         return false;
     };
     // Released when `file` closes.
@@ -117,6 +158,23 @@ pub fn clear_abandoned(layout: &Layout) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// Makes directory `dir` look an hour old (past [`GRACE`]).
+    fn age(dir: &Path) {
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(windows)]
+        {
+            // A directory's times are set through a handle opened for it, with write access.
+            use std::os::windows::fs::OpenOptionsExt;
+            options
+                .write(true)
+                .custom_flags(windows_sys::Win32::Storage::FileSystem::FILE_FLAG_BACKUP_SEMANTICS);
+        }
+        let f = options.open(dir).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(3600))
+            .unwrap();
+    }
+
     #[test]
     fn held_scratch_survives_recovery_and_abandoned_goes() {
         let home = tempfile::tempdir().unwrap();
@@ -125,14 +183,16 @@ mod tests {
         std::fs::write(live.path().join("f"), "x").unwrap();
         let abandoned = layout.tmp().join("fetch-old");
         std::fs::create_dir_all(abandoned.join("sub")).unwrap();
-        let old = SystemTime::now() - Duration::from_secs(3600);
-        let f = File::open(&abandoned).unwrap();
-        f.set_modified(old).unwrap();
+        age(&abandoned);
+        // Old too: only its lock keeps it.
+        age(live.path());
         clear_abandoned(&layout).unwrap();
         assert!(live.path().join("f").exists());
         assert!(!abandoned.exists());
         let path = live.path().to_path_buf();
         drop(live);
         assert!(!path.exists());
+        let left: Vec<_> = std::fs::read_dir(layout.tmp()).unwrap().flatten().collect();
+        assert!(left.is_empty(), "nothing left behind: {left:?}");
     }
 }

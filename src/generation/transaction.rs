@@ -17,17 +17,38 @@ pub fn fsync_tree(root: &Path) -> std::io::Result<()> {
     crate::files::sync_tree(root)
 }
 
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::File::open(dir)?.sync_all()
-}
-
-/// Points `current` at generation `number` atomically: a temporary symlink renamed over it.
+/// Points `current` at generation `number` atomically: a temporary symlink renamed over it
+/// (on Windows a temporary file holding `generations/<N>`, see [`super::current`]).
 pub fn switch_current(layout: &Layout, number: u64) -> std::io::Result<()> {
     let tmp = layout.pm.join("current.tmp");
     let _ = std::fs::remove_file(&tmp);
+    #[cfg(unix)]
     std::os::unix::fs::symlink(Path::new("generations").join(number.to_string()), &tmp)?;
-    std::fs::rename(&tmp, layout.current())?;
-    sync_dir(&layout.pm)
+    #[cfg(windows)]
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(format!("generations/{number}\n").as_bytes())?;
+        file.sync_all()?;
+    }
+    replace_pointer(&tmp, &layout.current())?;
+    crate::files::sync_dir(&layout.pm)
+}
+
+/// Renames `tmp` over `current`. On Windows the rename fails while a reader has `current`
+/// open without delete sharing (Python's `open` does, for a moment): it is retried for up to
+/// two seconds.
+fn replace_pointer(tmp: &Path, current: &Path) -> std::io::Result<()> {
+    #[cfg(windows)]
+    for _ in 0..200 {
+        match std::fs::rename(tmp, current) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            done => return done,
+        }
+    }
+    std::fs::rename(tmp, current)
 }
 
 /// One journaled operation.
@@ -112,7 +133,7 @@ impl Transaction {
         tracing::debug!("fsynced the staging tree in {:?}", started.elapsed());
         faults::point("after-fsync");
         std::fs::rename(&staging, self.layout.generation(target))?;
-        sync_dir(&self.layout.generations())?;
+        crate::files::sync_dir(&self.layout.generations())?;
         faults::point("after-rename");
         Ok(())
     }

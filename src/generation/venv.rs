@@ -321,8 +321,12 @@ async fn install_locked(
 }
 
 /// The `site-packages` directory of a venv made for `python_version` (`3.11`), relative to the
-/// venv root, as uv lays it out on POSIX.
+/// venv root, as uv lays it out: `lib/python3.11/site-packages` on POSIX, `Lib/site-packages`
+/// on Windows.
 pub fn site_packages_relative(python_version: &str) -> PathBuf {
+    if cfg!(windows) {
+        return Path::new("Lib").join("site-packages");
+    }
     Path::new("lib")
         .join(format!("python{python_version}"))
         .join("site-packages")

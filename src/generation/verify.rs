@@ -79,6 +79,16 @@ fn normalise(name: &str) -> String {
     out
 }
 
+/// Whether `entry` is a copy of the store tree `key` — what a generation holds in place of a
+/// junction on a Windows file system without reparse points ([`crate::files::os::link_dir`]);
+/// never accepted on Unix, where the entry is always a link.
+fn copy_of(entry: &Path, key: &str) -> bool {
+    cfg!(windows)
+        && std::fs::symlink_metadata(entry).is_ok_and(|m| m.is_dir() && !m.file_type().is_symlink())
+        && crate::store::nar::nar_sha256(entry)
+            .is_ok_and(|digest| crate::store::nar::nix_base32(&digest) == key)
+}
+
 /// Checks a generation directory; an empty list means it is intact.
 pub fn verify(generation_dir: &Path, doc: &GenerationDoc, store: &Store) -> Vec<Problem> {
     let mut problems = Vec::new();
@@ -88,7 +98,7 @@ pub fn verify(generation_dir: &Path, doc: &GenerationDoc, store: &Store) -> Vec<
         match std::fs::canonicalize(&link) {
             Ok(resolved) => {
                 let expected = std::fs::canonicalize(store.path_of(&plugin.store_key)).ok();
-                if Some(&resolved) != expected.as_ref() {
+                if Some(&resolved) != expected.as_ref() && !copy_of(&link, &plugin.store_key) {
                     problems.push(problem(
                         &subject,
                         format!("{} does not point to its store tree", plugin.path),

@@ -269,7 +269,7 @@ fn store_plugins(req: &BuildRequest, root: &Path) -> Result<Vec<GenPlugin>, Buil
         if let Some(parent) = link.parent() {
             std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
         }
-        std::os::unix::fs::symlink(store_link(&pin.key, 1, &entry.key), &link)
+        crate::files::os::link_dir(&store_link(&pin.key, 1, &entry.key), &link)
             .map_err(|e| io(&link, e))?;
         let (spec, url) = match &pin.fetch {
             Fetch::Github { owner, repo } => (

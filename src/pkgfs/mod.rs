@@ -241,12 +241,8 @@ pub fn read_limited_text(path: &Path, limit: u64) -> Result<String, ReadError> {
 
 /// Reads a regular file of at most `limit` bytes.
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    use std::os::unix::fs::OpenOptionsExt;
     // Non-blocking, so a FIFO swapped in after the check is refused instead of hanging.
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)?;
+    let file = crate::files::os::no_block(fs::OpenOptions::new().read(true)).open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(ReadError::NotRegularFile {
@@ -373,20 +369,10 @@ pub fn normalize(path: &Path) -> PathBuf {
 }
 
 fn file_kind(meta: &fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let ft = meta.file_type();
-    if ft.is_fifo() {
-        "FIFO"
-    } else if ft.is_socket() {
-        "socket"
-    } else if ft.is_block_device() || ft.is_char_device() {
-        "device"
-    } else {
-        "special file"
-    }
+    crate::files::os::special_kind(meta.file_type())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

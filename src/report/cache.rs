@@ -115,7 +115,6 @@ impl ReportCache {
     /// loading found, in any stable text form: it can depend on other packages (two with the
     /// same key), which the package's own files do not show.
     pub fn key(&self, shown: &str, key: &str, loaded: &str, root: &PackageRoot) -> Option<String> {
-        use std::os::unix::fs::PermissionsExt;
         let tree = root.tree();
         if !tree.unexamined.is_empty() {
             return None;
@@ -132,7 +131,7 @@ impl ReportCache {
         for entry in &tree.entries {
             let meta = std::fs::symlink_metadata(&entry.path).ok()?;
             field(entry.rel.as_bytes());
-            field(&meta.permissions().mode().to_le_bytes());
+            field(&crate::files::os::mode(&meta).to_le_bytes());
             match entry.kind {
                 Kind::File => {
                     let content = std::fs::read(&entry.path).ok()?;
@@ -175,7 +174,7 @@ impl ReportCache {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

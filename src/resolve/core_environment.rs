@@ -223,16 +223,11 @@ fn now_ns() -> i64 {
 }
 
 fn stamp_of(meta: &std::fs::Metadata) -> (i64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (
-        meta.mtime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(meta.mtime_nsec()),
-        meta.ino(),
-    )
+    let (_, inode, _, modified) = crate::files::os::identity(meta);
+    (i64::try_from(modified).unwrap_or(i64::MAX), inode)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

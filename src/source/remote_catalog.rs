@@ -524,9 +524,15 @@ mod tests {
             Location::parse("./feeds/plugin-catalog.json"),
             Location::FeedFile("./feeds/plugin-catalog.json".into())
         );
+        #[cfg(unix)]
         assert_eq!(
             Location::parse("file:///srv/feeds/plugin%20catalog.json"),
             Location::FeedFile("/srv/feeds/plugin catalog.json".into())
+        );
+        #[cfg(windows)]
+        assert_eq!(
+            Location::parse("file:///C:/srv/feeds/plugin%20catalog.json"),
+            Location::FeedFile("C:\\srv\\feeds\\plugin catalog.json".into())
         );
         assert_eq!(
             Location::parse("file:///srv/catalog.git"),

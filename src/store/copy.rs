@@ -5,16 +5,16 @@
 //! target stays inside the tree (see [`super::link_target`]). Entries named `.git` are
 //! skipped at any depth. Anything else is an error naming the source path.
 
-use std::fs::{self, DirBuilder, OpenOptions, Permissions};
+use std::fs::{self, OpenOptions};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt, symlink};
 use std::path::Path;
 
 use walkdir::WalkDir;
 
 use super::error::{StoreError, io_at};
 use super::link_target::{self, LinkProblem};
-use super::nar::{open_no_follow, special_kind};
+use super::nar::open_no_follow;
+use crate::files::os::{self, special_kind};
 
 /// The name of the entries that are never copied (git metadata, a directory or a file).
 const GIT: &str = ".git";
@@ -37,10 +37,7 @@ pub(super) fn copy_tree(src: &Path, dst: &Path) -> Result<(), StoreError> {
         let to = dst.join(rel);
         let file_type = entry.file_type();
         if file_type.is_dir() {
-            DirBuilder::new()
-                .mode(0o700)
-                .create(&to)
-                .map_err(io_at(&to))?;
+            os::create_dir_mode(&to, 0o700).map_err(io_at(&to))?;
         } else if file_type.is_file() {
             copy_file(from, &to)?;
         } else if file_type.is_symlink() {
@@ -120,26 +117,21 @@ fn copy_file(from: &Path, to: &Path) -> Result<(), StoreError> {
             kind: special_kind(meta.file_type()),
         });
     }
-    let mode = if meta.permissions().mode() & 0o111 != 0 {
+    let mode = if os::is_executable(&meta) {
         0o555
     } else {
         0o444
     };
-    let mut output = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
+    let mut output = os::create_mode(OpenOptions::new().write(true).create_new(true), 0o600)
         .open(to)
         .map_err(io_at(to))?;
     io::copy(&mut input, &mut output).map_err(io_at(from))?;
-    output
-        .set_permissions(Permissions::from_mode(mode))
-        .map_err(io_at(to))
+    os::set_file_mode(&output, mode).map_err(io_at(to))
 }
 
 /// Recreates the symlink at `from` (at `rel` in the tree) if its target stays inside.
 fn copy_symlink(from: &Path, rel: &Path, to: &Path) -> Result<(), StoreError> {
     let target = fs::read_link(from).map_err(io_at(from))?;
     link_target::check(rel, &target).map_err(|problem| link_refusal(from, &target, problem))?;
-    symlink(&target, to).map_err(io_at(to))
+    os::symlink(&target, to).map_err(io_at(to))
 }

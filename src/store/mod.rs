@@ -95,7 +95,7 @@ impl Store {
             match fs::rename(&staging.path, &path) {
                 Ok(()) => {
                     staging.disarm();
-                    perms::sync_dir(&self.root).map_err(io_at(&self.root))?;
+                    crate::files::sync_dir(&self.root).map_err(io_at(&self.root))?;
                 }
                 // Someone stored the same content meanwhile; the staging copy goes.
                 Err(_) if path.is_dir() => {}
@@ -120,8 +120,8 @@ impl Store {
         let path = self.path_of(&key);
         if fs::symlink_metadata(&path).is_err() {
             match fs::rename(staged, &path) {
-                Ok(()) => perms::sync_dir(&self.root).map_err(io_at(&self.root))?,
-                Err(e) if e.raw_os_error() == Some(libc::EXDEV) => return self.put(staged),
+                Ok(()) => crate::files::sync_dir(&self.root).map_err(io_at(&self.root))?,
+                Err(e) if crate::files::os::is_cross_device(&e) => return self.put(staged),
                 Err(_) if path.is_dir() => perms::force_remove(staged)?,
                 Err(e) => return Err(io_at(&path)(e)),
             }
@@ -219,9 +219,7 @@ pub fn stage_copy(src: &Path, dst: &Path) -> Result<(), StoreError> {
             path: src.to_path_buf(),
         });
     }
-    std::os::unix::fs::DirBuilderExt::mode(&mut fs::DirBuilder::new(), 0o700)
-        .create(dst)
-        .map_err(io_at(dst))?;
+    crate::files::os::create_dir_mode(dst, 0o700).map_err(io_at(dst))?;
     copy::copy_tree(src, dst)
 }
 
@@ -262,5 +260,5 @@ impl Drop for Staging {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;

@@ -16,11 +16,11 @@
 //! ```
 
 use std::ffi::OsString;
-use std::fs::{self, File, FileType, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
+
+use crate::files::os::{self, special_kind};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -87,28 +87,10 @@ pub fn is_nix_base32_sha256(s: &str) -> bool {
     s.len() == 52 && s.bytes().all(|b| NIX_BASE32.contains(&b))
 }
 
-/// A word for a file type that is not a regular file, directory or symlink.
-pub(super) fn special_kind(file_type: FileType) -> &'static str {
-    if file_type.is_fifo() {
-        "FIFO"
-    } else if file_type.is_socket() {
-        "socket"
-    } else if file_type.is_block_device() {
-        "block device"
-    } else if file_type.is_char_device() {
-        "character device"
-    } else {
-        "special file"
-    }
-}
-
 /// Opens `path` for reading without following a symlink there and without blocking if it
 /// turned into a FIFO since it was looked at; the caller checks what it got.
 pub(super) fn open_no_follow(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
+    os::no_follow(OpenOptions::new().read(true)).open(path)
 }
 
 /// Adds `path` to an I/O error's message, keeping its kind.
@@ -140,22 +122,27 @@ fn write_node<W: Write + ?Sized>(path: &Path, out: &mut W) -> io::Result<()> {
         let target = fs::read_link(path).map_err(at(path))?;
         write_str(out, b"symlink")?;
         write_str(out, b"target")?;
-        write_str(out, target.as_os_str().as_bytes())?;
+        write_str(out, &os::name_bytes(target.as_os_str()).map_err(at(path))?)?;
     } else if file_type.is_dir() {
         write_str(out, b"directory")?;
-        let mut names = fs::read_dir(path)
+        let names = fs::read_dir(path)
             .and_then(|entries| {
                 entries
                     .map(|entry| entry.map(|e| e.file_name()))
                     .collect::<io::Result<Vec<OsString>>>()
             })
             .map_err(at(path))?;
-        names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-        for name in names {
+        let mut names = names
+            .into_iter()
+            .map(|name| Ok((os::name_bytes(&name)?.into_owned(), name)))
+            .collect::<io::Result<Vec<(Vec<u8>, OsString)>>>()
+            .map_err(at(path))?;
+        names.sort();
+        for (bytes, name) in names {
             write_str(out, b"entry")?;
             write_str(out, b"(")?;
             write_str(out, b"name")?;
-            write_str(out, name.as_bytes())?;
+            write_str(out, &bytes)?;
             write_str(out, b"node")?;
             write_node(&path.join(&name), out)?;
             write_str(out, b")")?;
@@ -177,14 +164,14 @@ fn write_node<W: Write + ?Sized>(path: &Path, out: &mut W) -> io::Result<()> {
 fn write_regular<W: Write + ?Sized>(path: &Path, out: &mut W) -> io::Result<()> {
     let mut file = open_no_follow(path).map_err(at(path))?;
     let meta = file.metadata().map_err(at(path))?;
-    if !meta.is_file() {
+    if !meta.is_file() || meta.file_type().is_symlink() {
         return Err(io::Error::other(format!(
             "{} stopped being a regular file while it was archived",
             path.display()
         )));
     }
     write_str(out, b"regular")?;
-    if meta.permissions().mode() & 0o111 != 0 {
+    if os::is_executable(&meta) {
         write_str(out, b"executable")?;
         write_str(out, b"")?;
     }
@@ -216,7 +203,7 @@ impl Write for HashWriter {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     //! Expected values come from two places:
     //!

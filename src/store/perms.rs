@@ -1,9 +1,10 @@
 //! Making a stored tree read-only and durable, and removing one despite that.
 
-use std::fs::{self, File, Permissions};
+use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+
+use crate::files::os;
 
 use super::error::{StoreError, io_at};
 
@@ -22,12 +23,7 @@ fn make_read_only(dir: &Path) -> Result<(), StoreError> {
             make_read_only(&entry.path())?;
         }
     }
-    fs::set_permissions(dir, Permissions::from_mode(0o555)).map_err(io_at(dir))
-}
-
-/// Fsyncs a directory (its entries: creations, renames).
-pub(super) fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
+    os::set_mode(dir, 0o555).map_err(io_at(dir))
 }
 
 /// Removes `path` and everything under it, first making its directories writable (stored
@@ -49,7 +45,7 @@ pub(super) fn force_remove(path: &Path) -> Result<(), StoreError> {
 
 /// Gives the owner full access to `dir` and every directory below it.
 fn make_writable(dir: &Path) -> Result<(), StoreError> {
-    fs::set_permissions(dir, Permissions::from_mode(0o700)).map_err(io_at(dir))?;
+    os::set_mode(dir, 0o700).map_err(io_at(dir))?;
     for entry in fs::read_dir(dir).map_err(io_at(dir))? {
         let entry = entry.map_err(io_at(dir))?;
         if entry.file_type().map_err(io_at(&entry.path()))?.is_dir() {
@@ -59,9 +55,10 @@ fn make_writable(dir: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
-    use std::os::unix::fs::symlink;
+    use std::fs::Permissions;
+    use std::os::unix::fs::{PermissionsExt, symlink};
 
     use super::*;
 

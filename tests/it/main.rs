@@ -2,6 +2,11 @@
 //! `tests/testsuite`, uv's `tests/it`). One module per area; shared harness in
 //! `tests/common` (also used by `tests/hostile`, which CI runs again against the release
 //! binary). Filter by module: `cargo test --test it -- consent::`.
+//!
+//! Unix only: the worlds these tests build (real Hermes venvs from
+//! `make-hermes-venv.sh`, `bin/python`, symlinked trees, `exec`) are Unix ones; on Windows CI
+//! runs the library's tests and the fixtures' report (docs/release.md, "Windows").
+#![cfg(unix)]
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -80,3 +80,17 @@ def test_a_profile_home_is_found_under_its_managed_root(tmp_path):
     (root / "pm").mkdir()
     assert reader.home_of(environ) == (str(root), "work", str(profile))
     assert reader.home_of({"HOME": "/h"})[1] == "default"
+
+
+def test_on_windows_current_is_a_file_naming_the_generation(home, monkeypatch):
+    """Windows has no unprivileged symbolic links: ``pm/current`` holds ``generations/<N>``
+    (what ``switch_current`` writes there); the reader resolves it the same way."""
+    directory = home.publish(number=7)
+    link = os.path.join(home.root, "pm", "current")
+    os.unlink(link)
+    with open(link, "w", encoding="utf-8") as pointer:
+        pointer.write("generations/7\n")
+    monkeypatch.setattr(reader.os, "name", "nt")
+    assert reader.current(home.root) == os.path.realpath(directory)
+    os.unlink(link)
+    assert reader.current(home.root) is None

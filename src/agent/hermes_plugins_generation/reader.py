@@ -11,12 +11,20 @@ Hermes maintainer's test) loads what one profile runs::
 
 ``lease`` is the open ``generation.json`` with a shared ``flock``: keep it open for as long as
 the plugins run, and ``generations gc`` leaves that generation alone.
+
+On Windows ``pm/current`` is a small file holding ``generations/<N>`` instead of a symbolic
+link, and the shared lock is ``LockFileEx`` over the whole file (what the Rust side's
+``File::lock_shared`` takes there).
 """
 
-import fcntl
 import json
 import os
 import sys
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
 
 FORMAT = 1
 
@@ -30,7 +38,49 @@ def current(home):
     link = os.path.join(home, "pm", "current")
     if not os.path.lexists(link):
         return None
+    if os.name == "nt" and not os.path.islink(link):
+        try:
+            with open(link, encoding="utf-8") as pointer:
+                target = pointer.read(4096).strip()
+        except FileNotFoundError:
+            return None
+        return os.path.realpath(os.path.join(home, "pm", target))
     return os.path.realpath(link)
+
+
+def _lock_shared(handle):
+    """Waits for a shared lock on the whole of the open file ``handle``."""
+    if fcntl is not None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+        return
+    import ctypes
+    import msvcrt
+    from ctypes import wintypes
+
+    class Overlapped(ctypes.Structure):
+        _fields_ = (
+            ("internal", ctypes.c_void_p),
+            ("internal_high", ctypes.c_void_p),
+            ("offset", wintypes.DWORD),
+            ("offset_high", wintypes.DWORD),
+            ("event", wintypes.HANDLE),
+        )
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    lock = kernel32.LockFileEx
+    lock.argtypes = [
+        wintypes.HANDLE,
+        wintypes.DWORD,
+        wintypes.DWORD,
+        wintypes.DWORD,
+        wintypes.DWORD,
+        ctypes.POINTER(Overlapped),
+    ]
+    lock.restype = wintypes.BOOL
+    # Flags 0: shared, waiting; the range std's lock_shared takes (offset 0, length 2**64-1).
+    whole = 0xFFFFFFFF
+    if not lock(msvcrt.get_osfhandle(handle.fileno()), 0, 0, whole, whole, Overlapped()):
+        raise ctypes.WinError(ctypes.get_last_error())
 
 
 def lease(directory):
@@ -41,7 +91,7 @@ def lease(directory):
         handle = open(path, "rb")
     except FileNotFoundError:
         return None
-    fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+    _lock_shared(handle)
     try:
         still_there = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
     except FileNotFoundError:

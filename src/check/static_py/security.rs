@@ -399,11 +399,7 @@ fn restricted_builtins(module: &PyModule, globals: Option<Node<'_>>) -> bool {
 
 /// Opens a package file for reading without blocking on a FIFO swapped in after the walk.
 fn open_package_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
+    crate::files::os::no_follow(std::fs::OpenOptions::new().read(true)).open(path)
 }
 
 /// Whether `rel` is documentation for people: a README, changelog or other Markdown, reST or

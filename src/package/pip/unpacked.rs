@@ -25,22 +25,16 @@ struct Unpacked {
 /// What identifies a wheel file's bytes for the length of an operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileId {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    modified: Option<std::time::SystemTime>,
+    /// Device, inode, length and modification time ([`crate::files::os::identity`]).
+    identity: (u64, u64, u64, i128),
 }
 
 impl FileId {
     /// The identity of the open file `file`.
     pub fn of(file: &std::fs::File) -> Option<FileId> {
-        use std::os::unix::fs::MetadataExt;
         let meta = file.metadata().ok()?;
         Some(FileId {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            len: meta.len(),
-            modified: meta.modified().ok(),
+            identity: crate::files::os::identity(&meta),
         })
     }
 }

@@ -548,9 +548,9 @@ fn check_command(root: &PackageRoot, command: &str, pos: Pos, cx: &mut ServerCtx
         };
         match root.resolve(&rel.to_string_lossy()) {
             Ok(Entry::File(path)) => {
-                use std::os::unix::fs::PermissionsExt;
-                let executable =
-                    std::fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+                // Windows has no executable bit to check: a checkout there says nothing.
+                let executable = cfg!(windows)
+                    || std::fs::metadata(&path).is_ok_and(|m| crate::files::os::is_executable(&m));
                 if !executable {
                     cx.push(
                         Severity::Warning,

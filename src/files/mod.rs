@@ -5,8 +5,9 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
+
+pub mod os;
 
 /// Largest state file read (`installed.json`, `generation.json`, the journal): 64 MiB.
 pub const STATE_LIMIT: u64 = 64 * 1024 * 1024;
@@ -31,7 +32,9 @@ fn check_open(path: &Path, result: io::Result<File>) -> io::Result<File> {
     match result {
         Ok(file) => {
             let meta = file.metadata().map_err(|e| at(path, e))?;
-            if meta.is_file() {
+            if meta.file_type().is_symlink() {
+                Err(not_regular(path, "a symbolic link"))
+            } else if meta.is_file() {
                 Ok(file)
             } else if meta.is_dir() {
                 Err(not_regular(path, "a directory"))
@@ -39,9 +42,7 @@ fn check_open(path: &Path, result: io::Result<File>) -> io::Result<File> {
                 Err(not_regular(path, "a special file"))
             }
         }
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            Err(not_regular(path, "a symbolic link"))
-        }
+        Err(e) if os::is_link_error(&e) => Err(not_regular(path, "a symbolic link")),
         Err(e) => Err(at(path, e)),
     }
 }
@@ -49,10 +50,7 @@ fn check_open(path: &Path, result: io::Result<File>) -> io::Result<File> {
 /// Opens an existing regular file for reading without following a symbolic link at `path`.
 /// A FIFO is opened non-blocking and refused, so it can never hang the reader.
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    let result = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(path);
+    let result = os::no_follow(OpenOptions::new().read(true)).open(path);
     check_open(path, result)
 }
 
@@ -93,26 +91,18 @@ pub fn read_regular_text(path: &Path, limit: u64) -> io::Result<Option<String>> 
 /// Opens (creating it `0644` if missing) a regular file for reading and writing without
 /// following a link at `path` — for the writer lock.
 pub fn open_or_create_regular(path: &Path) -> io::Result<File> {
-    let result = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(path);
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    let result = os::no_follow(os::create_mode(&mut options, 0o644)).open(path);
     check_open(path, result)
 }
 
 /// Opens a regular file for appending (creating it with `mode` if missing) without following
 /// a link at `path` — for logs.
 pub fn open_append_regular(path: &Path, mode: u32) -> io::Result<File> {
-    let result = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(path);
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    let result = os::no_follow(os::create_mode(&mut options, mode)).open(path);
     check_open(path, result)
 }
 
@@ -135,21 +125,33 @@ pub fn write_atomically_mode(path: &Path, text: &[u8], mode: Option<u32>) -> io:
         .prefix(".hermes-plugins-")
         .tempfile_in(dir)
         .map_err(|e| at(dir, e))?;
-    let permissions = match (mode, std::fs::symlink_metadata(path)) {
-        (Some(m), _) => std::fs::Permissions::from_mode(m),
-        (None, Ok(meta)) if meta.is_file() => meta.permissions(),
-        (None, _) => std::fs::Permissions::from_mode(0o644),
+    let mode = match (mode, std::fs::symlink_metadata(path)) {
+        (Some(m), _) => m,
+        (None, Ok(meta)) if meta.is_file() => os::mode(&meta),
+        (None, _) => 0o644,
     };
     let write = |tmp: &mut tempfile::NamedTempFile| -> io::Result<()> {
-        tmp.as_file().set_permissions(permissions.clone())?;
+        os::set_file_mode(tmp.as_file(), mode)?;
         tmp.write_all(text)?;
         tmp.as_file().sync_all()
     };
     write(&mut tmp).map_err(|e| at(path, e))?;
     tmp.persist(path).map_err(|e| at(path, e.error))?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| at(dir, e))
+    sync_dir(dir).map_err(|e| at(dir, e))
+}
+
+/// Makes a directory's entries durable: an fsync of the directory on Unix; nothing on Windows,
+/// where a directory cannot be opened as a file and NTFS journals its entries itself.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(windows)]
+    {
+        let _ = dir;
+        Ok(())
+    }
 }
 
 /// Writes a cache entry: a temporary file in the same directory and a rename, creating the
@@ -171,6 +173,7 @@ pub fn write_cache_entry(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// with one `syncfs(2)`. syncfs writes out everything dirty on the file system — other
 /// processes' writes and an environment being built beside it included — so for the handful
 /// of files of a stored wheel it is the slower way.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const FSYNC_EACH_UP_TO: usize = 64;
 
 /// Makes everything written under `dir` durable: each file and directory fsynced, children
@@ -189,11 +192,25 @@ pub fn sync_tree(dir: &Path) -> io::Result<()> {
         }
     }
     for path in entries {
-        File::open(&path)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| at(&path, e))?;
+        sync_entry(&path).map_err(|e| at(&path, e))?;
     }
     Ok(())
+}
+
+/// fsyncs one file or directory. On Windows a directory is left to NTFS (see [`sync_dir`])
+/// and a file is flushed through a handle that may write, which `FlushFileBuffers` needs.
+fn sync_entry(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(path)?.sync_all()
+    }
+    #[cfg(windows)]
+    {
+        if std::fs::symlink_metadata(path)?.is_dir() {
+            return Ok(());
+        }
+        OpenOptions::new().write(true).open(path)?.sync_all()
+    }
 }
 
 /// One `syncfs(2)` of the file system `dir` is on.
@@ -269,6 +286,7 @@ pub fn replace_dir(fresh: &Path, slot: &Path) -> io::Result<Option<std::path::Pa
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn trees_of_any_size_are_synced_sealed_files_and_links_included() {
         use std::os::unix::fs::PermissionsExt;
@@ -309,6 +327,7 @@ mod tests {
         assert!(old.join("new").is_file(), "the old tree is handed back");
     }
 
+    #[cfg(unix)]
     #[test]
     fn links_fifos_and_directories_are_refused() {
         let dir = tempfile::tempdir().unwrap();
@@ -344,6 +363,7 @@ mod tests {
         assert_eq!(read_regular(&file, 101).unwrap().unwrap().len(), 101);
     }
 
+    #[cfg(unix)]
     #[test]
     fn atomic_writes_replace_a_link_instead_of_following_it() {
         let dir = tempfile::tempdir().unwrap();
