@@ -16,7 +16,7 @@ use crate::exit::Status;
 /// Arguments of `exec`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  hermes-plugins exec -- hermes chat\n  hermes-plugins --profile work exec -- hermes gateway\n  hermes-plugins exec -- ~/.hermes/venv/bin/python -c 'from hermes_cli.plugins import discover_plugins; discover_plugins()'\n\nThe command replaces this process. It runs with HERMES_HOME set to the profile's home and the generation's Python runtime on PYTHONPATH; an unmodified Hermes then loads exactly the generation's enabled plugins (not <home>/plugins), with their dependencies importable and only the granted capabilities honoured. The generation stays leased (generations gc keeps it) until the command and every process that inherits the lease exits; a later switch is seen only by new processes."
+    after_help = "Examples:\n  hermes-plugins exec -- hermes chat\n  hermes-plugins --profile work exec -- hermes gateway\n  hermes-plugins exec -- ~/.hermes/venv/bin/python -c 'from hermes_cli.plugins import discover_plugins; discover_plugins()'\n\nThe command replaces this process (on Windows, which cannot, this process waits for it and exits with its code). It runs with HERMES_HOME set to the profile's home and the generation's Python runtime on PYTHONPATH; an unmodified Hermes then loads exactly the generation's enabled plugins (not <home>/plugins), with their dependencies importable and only the granted capabilities honoured. The generation stays leased (generations gc keeps it) until the command and every process that inherits the lease exits; a later switch is seen only by new processes."
 )]
 pub struct ExecArgs {
     /// The command and its arguments
