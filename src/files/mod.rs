@@ -137,11 +137,12 @@ pub fn write_atomically_mode(path: &Path, text: &[u8], mode: Option<u32>) -> io:
     };
     write(&mut tmp).map_err(|e| at(path, e))?;
     tmp.persist(path).map_err(|e| at(path, e.error))?;
-    sync_dir(dir).map_err(|e| at(dir, e))
+    sync_dir_at(dir)
 }
 
 /// Makes a directory's entries durable: an fsync of the directory on Unix; nothing on Windows,
-/// where a directory cannot be opened as a file and NTFS journals its entries itself.
+/// where a directory cannot be opened as a file and NTFS journals its entries itself. The error
+/// is the system's alone: callers that do not say the path themselves use [`sync_dir_at`].
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
@@ -152,6 +153,11 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
         let _ = dir;
         Ok(())
     }
+}
+
+/// [`sync_dir`], its error naming the directory.
+pub fn sync_dir_at(dir: &Path) -> io::Result<()> {
+    sync_dir(dir).map_err(|e| at(dir, e))
 }
 
 /// Writes a cache entry: a temporary file in the same directory and a rename, creating the

@@ -125,7 +125,7 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-        crate::files::sync_dir(&layout.pm)
+        crate::files::sync_dir_at(&layout.pm)
     }
 }
 

@@ -32,7 +32,7 @@ pub fn switch_current(layout: &Layout, number: u64) -> std::io::Result<()> {
         file.sync_all()?;
     }
     replace_pointer(&tmp, &layout.current())?;
-    crate::files::sync_dir(&layout.pm)
+    crate::files::sync_dir_at(&layout.pm)
 }
 
 /// Renames `tmp` over `current`. On Windows the rename fails while a reader has `current`
@@ -133,7 +133,7 @@ impl Transaction {
         tracing::debug!("fsynced the staging tree in {:?}", started.elapsed());
         faults::point("after-fsync");
         std::fs::rename(&staging, self.layout.generation(target))?;
-        crate::files::sync_dir(&self.layout.generations())?;
+        crate::files::sync_dir_at(&self.layout.generations())?;
         faults::point("after-rename");
         Ok(())
     }

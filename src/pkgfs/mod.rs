@@ -188,7 +188,7 @@ impl PackageRoot {
         } else if ft.is_dir() {
             Entry::Dir(canonical)
         } else {
-            Entry::Other(canonical, file_kind(&meta))
+            Entry::Other(canonical, crate::files::os::special_kind(meta.file_type()))
         })
     }
 
@@ -249,7 +249,7 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
             kind: if meta.is_dir() {
                 "directory"
             } else {
-                file_kind(&meta)
+                crate::files::os::special_kind(meta.file_type())
             },
         });
     }
@@ -366,10 +366,6 @@ pub fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-fn file_kind(meta: &fs::Metadata) -> &'static str {
-    crate::files::os::special_kind(meta.file_type())
 }
 
 #[cfg(all(test, unix))]
